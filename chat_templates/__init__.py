@@ -1,0 +1,1 @@
+"""Chat templates shipped with toolcall-parsers, one `<format>.jinja` per wire format."""

@@ -1,0 +1,146 @@
+"""The shared half of every format machine: event output, content trimming, ids, never raising.
+
+A format subclasses `FormatStream` and implements `_feed(text)` and `_close()`, reporting what it
+recognises through `_text`, `_start_call`, `_call_args`, `_end_call` and `_reject`. This class turns
+that into the public `feed()` / `close()` contract:
+
+- Content is trimmed at both ends of the response the same way in streaming and in `parse()`:
+  leading whitespace is never sent, and whitespace is held back until real text follows it (then
+  sent), so whitespace next to a call or at the end never reaches the client.
+- Call indexes run 0..n-1 over the whole response; ids come from the engine's factory.
+- Nothing raises into the engine: an internal error is logged with the format name and the rest of
+  the output is passed through as text.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .events import CallArgs, CallEnd, CallStart, Event, Text, merge_text
+from .ids import IdFactory, random_call_id
+from .tools import ToolIndex
+
+logger = logging.getLogger("toolcall_parsers")
+
+_SPAN_LIMIT = 200
+
+
+def shorten(span: str) -> str:
+    """A span for a log line: the ends of a long one, repr-quoted."""
+    if len(span) > _SPAN_LIMIT:
+        span = span[: _SPAN_LIMIT // 2] + " ... " + span[-_SPAN_LIMIT // 2 :]
+    return repr(span)
+
+
+class FormatStream:
+    """Base of the incremental parsers; one instance parses one response."""
+
+    format_name = "?"
+
+    def __init__(self, tools: Any = None, id_factory: IdFactory | None = None) -> None:
+        self.tools = ToolIndex(tools)
+        self._id_factory = id_factory or random_call_id
+        self._out: list[Event] = []
+        self._sent_text = False
+        self._held_whitespace: list[str] = []
+        self._next_index = 0
+        self._failed = False
+        self._closed = False
+
+    # -- public contract ----------------------------------------------------------------------
+
+    def feed(self, text: str) -> list[Event]:
+        """Consume the next piece of model output; return the events it makes unambiguous."""
+        if self._closed:
+            raise RuntimeError(f"{self.format_name}: feed() after close()")
+        if not text:
+            return []
+        if self._failed:
+            self._text(text)
+        else:
+            try:
+                self._feed(text)
+            except Exception:  # a bug of ours must not take the engine down
+                self._fail(text)
+        return self._drain()
+
+    def close(self) -> list[Event]:
+        """End of output: release held text and settle unfinished blocks."""
+        if self._closed:
+            return []
+        self._closed = True
+        if not self._failed:
+            try:
+                self._close()
+            except Exception:
+                self._fail("")
+        self._held_whitespace.clear()
+        return self._drain()
+
+    # -- for the formats ----------------------------------------------------------------------
+
+    def _feed(self, text: str) -> None:
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        raise NotImplementedError
+
+    def _pending_text(self) -> str:
+        """Text the format holds back and has not reported yet (released when it fails)."""
+        return ""
+
+    def _text(self, text: str) -> None:
+        if not text:
+            return
+        if not self._sent_text:
+            text = text.lstrip()
+            if not text:
+                return
+        body = text.rstrip()
+        if not body:
+            self._held_whitespace.append(text)
+            return
+        if self._held_whitespace:
+            self._out.append(Text("".join(self._held_whitespace)))
+            self._held_whitespace.clear()
+        self._out.append(Text(body))
+        self._sent_text = True
+        if len(body) < len(text):
+            self._held_whitespace.append(text[len(body) :])
+
+    def _start_call(self, name: str) -> int:
+        index = self._next_index
+        self._next_index += 1
+        if not self.tools.knows(name):
+            logger.warning("%s: call to %r, which is not among the request's tools", self.format_name, name)
+        self._out.append(CallStart(index, self._id_factory(name, index), name))
+        return index
+
+    def _call_args(self, index: int, fragment: str) -> None:
+        if fragment:
+            self._out.append(CallArgs(index, fragment))
+
+    def _end_call(self, index: int, arguments: dict[str, Any]) -> None:
+        self._out.append(CallEnd(index, arguments))
+
+    def _reject(self, reason: str, span: str) -> None:
+        """A span that looked like a call is not one: log why, and return it as text."""
+        logger.warning("%s: %s; kept as text: %s", self.format_name, reason, shorten(span))
+        self._text(span)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _fail(self, text: str) -> None:
+        logger.exception("%s: internal parser error; passing the rest of the output through", self.format_name)
+        self._failed = True
+        try:
+            pending = self._pending_text()
+        except Exception:
+            pending = ""
+        self._text(pending + text)
+
+    def _drain(self) -> list[Event]:
+        out = merge_text(self._out)
+        self._out = []
+        return out

@@ -1,0 +1,46 @@
+"""The registry of wire formats: name -> `Format`. Adding a format is one entry here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.stream import FormatStream
+from .hermes_json import HermesJsonStream
+
+
+@dataclass(frozen=True)
+class Format:
+    """One wire format: how to parse it and which chat template teaches it."""
+
+    name: str
+    summary: str
+    stream_class: type[FormatStream]
+
+    def stream(self, tools: Any = None, id_factory: IdFactory | None = None, **options: Any) -> FormatStream:
+        """A fresh incremental parser for one response. `options` are the format's own (markers)."""
+        return self.stream_class(tools, id_factory, **options)
+
+    @property
+    def template_path(self) -> Path:
+        """The chat template shipped for this format."""
+        return Path(str(resources.files("toolcall_parsers.chat_templates") / f"{self.name}.jinja"))
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("hermes_json", '<tool_call>{"name": .., "arguments": {..}}</tool_call>', HermesJsonStream),
+    )
+}
+
+
+def get_format(name: str) -> Format:
+    """The format registered as `name`; ValueError naming the known formats otherwise."""
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise ValueError(f"unknown tool-call format {name!r}; known: {', '.join(sorted(FORMATS))}") from None

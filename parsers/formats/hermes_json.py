@@ -1,0 +1,172 @@
+"""`hermes_json`: `<tool_call>{"name": .., "arguments": {..}}</tool_call>` (Hermes 2 Pro / 3, Qwen2.5 / 3,
+SmolLM2 and most ChatML models).
+
+Grammar, as this machine reads it::
+
+    output  := (text | think | block)*
+    think   := "<think>" text "</think>"            # everything inside is text, never a call
+    block   := START ws value (ws value)* ws [END]   # END may be missing when the value completed
+    value   := call-object | "[" call-object ("," call-object)* "]"
+
+The block ends where its JSON value ends, not at the first END: `</tool_call>` inside a string is
+data. A block whose JSON breaks is text from its START up to the break; scanning for calls goes on
+right there, so the next block still counts. A block cut off by the end of the output is text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.json_calls import JsonCallReader
+from ..core.json_lexer import JsonSyntaxError
+from ..core.markers import MarkerScanner
+from ..core.stream import FormatStream
+
+_TEXT, _THINK, _OPEN, _JSON, _AFTER = range(5)
+
+
+class HermesJsonStream(FormatStream):
+    """Incremental parser for one response in the `<tool_call>` JSON format."""
+
+    format_name = "hermes_json"
+
+    def __init__(
+        self,
+        tools: Any = None,
+        id_factory: IdFactory | None = None,
+        *,
+        start_marker: str = "<tool_call>",
+        end_marker: str = "</tool_call>",
+        think_markers: tuple[str, str] | None = ("<think>", "</think>"),
+    ) -> None:
+        super().__init__(tools, id_factory)
+        self._start_marker = start_marker
+        self._end_marker = end_marker
+        self._think_open, self._think_close = think_markers or ("", "")
+        self._text_scanner = MarkerScanner([start_marker] + ([self._think_open] if think_markers else []))
+        self._think_scanner = MarkerScanner([self._think_close]) if think_markers else None
+        self._state = _TEXT
+        self._buf = ""  # text held back: a partial marker, or whitespace after a value
+        self._raw: list[str] = []  # the current block since START or the last finished call
+        self._reader: JsonCallReader | None = None
+
+    # -- states ---------------------------------------------------------------------------------
+
+    def _feed(self, text: str) -> None:
+        text = self._buf + text
+        self._buf = ""
+        while text:
+            if self._state == _TEXT:
+                text = self._scan_text(text)
+            elif self._state == _THINK:
+                text = self._scan_think(text)
+            elif self._state == _OPEN:
+                text = self._scan_open(text)
+            elif self._state == _JSON:
+                text = self._scan_json(text)
+            else:
+                text = self._scan_after(text)
+
+    def _scan_text(self, text: str) -> str:
+        m = self._text_scanner.search(text)
+        if m is None:
+            keep = self._text_scanner.partial_len(text)
+            self._text(text[: len(text) - keep])
+            self._buf = text[len(text) - keep :]
+            return ""
+        self._text(text[: m.start()])
+        if m.group() == self._start_marker:
+            self._raw = [m.group()]
+            self._state = _OPEN
+        else:
+            self._text(m.group())
+            self._state = _THINK
+        return text[m.end() :]
+
+    def _scan_think(self, text: str) -> str:
+        assert self._think_scanner is not None
+        m = self._think_scanner.search(text)
+        if m is None:
+            keep = self._think_scanner.partial_len(text)
+            self._text(text[: len(text) - keep])
+            self._buf = text[len(text) - keep :]
+            return ""
+        self._text(text[: m.end()])
+        self._state = _TEXT
+        return text[m.end() :]
+
+    def _scan_open(self, text: str) -> str:
+        body = text.lstrip()
+        self._raw.append(text[: len(text) - len(body)])
+        if not body:
+            return ""
+        if body[0] in "{[":
+            self._start_value()
+            return body
+        self._reject_block("no JSON after the start marker")
+        return body
+
+    def _scan_json(self, text: str) -> str:
+        assert self._reader is not None
+        try:
+            end = self._reader.feed(text)
+        except JsonSyntaxError as err:
+            self._keep_raw(text, err.pos)
+            self._reject_block(f"not a valid call ({err})")
+            return text[err.pos :]
+        if end < 0:
+            self._keep_raw(text, len(text))
+            return ""
+        self._raw = []
+        self._reader = None
+        self._state = _AFTER
+        return text[end:]
+
+    def _scan_after(self, text: str) -> str:
+        body = text.lstrip()
+        if not body:
+            self._buf = text
+            return ""
+        if body.startswith(self._end_marker):
+            self._state = _TEXT
+            return body[len(self._end_marker) :]
+        if self._end_marker.startswith(body):
+            self._buf = text
+            return ""
+        if body[0] in "{[":  # another call object in the same block
+            self._start_value()
+            return body
+        self._state = _TEXT  # the end marker is missing; the finished call stands
+        return text
+
+    def _close(self) -> None:
+        if self._state in (_OPEN, _JSON):
+            self._raw.append(self._buf)
+            self._reject_block("the output ended inside a tool call")
+        else:
+            self._text(self._buf)
+        self._buf = ""
+
+    def _pending_text(self) -> str:
+        return "".join(self._raw) + self._buf
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _start_value(self) -> None:
+        self._reader = JsonCallReader(self._start_call, self._call_args, self._end_call)
+        self._state = _JSON
+
+    def _keep_raw(self, text: str, upto: int) -> None:
+        """Remember the block's text up to `upto`, dropping what belongs to calls that ended."""
+        assert self._reader is not None
+        if self._reader.call_ended_at >= 0:
+            self._raw = [text[self._reader.call_ended_at : upto]]
+        else:
+            self._raw.append(text[:upto])
+
+    def _reject_block(self, reason: str) -> None:
+        self._reject(reason, "".join(self._raw))
+        self._raw = []
+        self._reader = None
+        self._state = _TEXT
