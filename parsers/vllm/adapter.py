@@ -1,0 +1,144 @@
+"""The vLLM adapter: one `ToolParser` subclass that runs any of our format machines.
+
+It is a thin translation. vLLM gives text; the format machine gives events; this class turns events
+into `DeltaMessage`s and `ExtractedToolCallInformation`. Facts it relies on (vLLM 0.32):
+
+- `engine_based_streaming = True` is the only way a tool parser hears that the stream ended
+  (`finish_streaming()`); a parser holding back a partial marker needs that. In exchange vLLM also
+  calls the parser when `tool_choice="none"` and when the request has no tools, so those requests
+  pass through untouched.
+- Depending on the reasoning parser, vLLM passes either accumulated text or only the delta; the new
+  text is `current_text[len(previous_text):]` in both cases.
+- At the end of a stream vLLM appends `get_remaining_unstreamed_args()` to the last tool-call delta.
+  `prev_tool_call_arr` and `streamed_args_for_tool` always hold exactly what was sent, so that
+  flush adds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from vllm.entrypoints.generate.base.protocol import (
+    DeltaFunctionCall,
+    DeltaMessage,
+    DeltaToolCall,
+    ExtractedToolCallInformation,
+    FunctionCall,
+    ToolCall,
+)
+from vllm.renderers.chat_utils import make_tool_call_id
+from vllm.tool_parsers import ToolParser
+
+from ..core.events import CallArgs, CallStart, Event, Text, build_result
+from ..core.stream import FormatStream
+from ..formats import get_format
+
+
+def _vllm_call_id(name: str, index: int) -> str:
+    return make_tool_call_id()
+
+
+def _passes_through(request: Any) -> bool:
+    """Requests whose text must reach the client untouched: no tools, or tool_choice "none"."""
+    return not getattr(request, "tools", None) or getattr(request, "tool_choice", None) == "none"
+
+
+class FormatToolParser(ToolParser):
+    """Runs the format named by `format_name`; subclasses only set that (and format options)."""
+
+    format_name: ClassVar[str]
+    format_options: ClassVar[dict[str, Any]] = {}
+    engine_based_streaming = True
+    supports_required_and_named = False
+
+    def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
+        super().__init__(tokenizer, tools)
+        self._format = get_format(self.format_name)
+        self._stream: FormatStream | None = None
+        self._passthrough = False
+
+    def _new_stream(self) -> FormatStream:
+        return self._format.stream(self.tools, _vllm_call_id, **self.format_options)
+
+    # -- request shaping ----------------------------------------------------------------------
+
+    def adjust_request(self, request: Any) -> Any:
+        request = super().adjust_request(request)
+        if request.tools and request.tool_choice != "none":
+            # Markers may be special tokens; decoding must keep them for the parser to see.
+            request.skip_special_tokens = False
+        return request
+
+    # -- finished responses -------------------------------------------------------------------
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        if _passes_through(request):
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        stream = self._new_stream()
+        result = build_result(stream.feed(model_output) + stream.close())
+        calls = [
+            ToolCall(id=c.id, type="function", function=FunctionCall(name=c.name, arguments=c.arguments_json))
+            for c in result.calls
+        ]
+        self.prev_tool_call_arr = [{"name": c.name, "arguments": c.arguments_json} for c in result.calls]
+        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=result.content)
+
+    # -- streaming ----------------------------------------------------------------------------
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request: Any,
+    ) -> DeltaMessage | None:
+        new_text = current_text[len(previous_text) :]
+        if self._stream is None and not self._passthrough:
+            self._passthrough = _passes_through(request)
+            if not self._passthrough:
+                self._stream = self._new_stream()
+        if self._stream is None:
+            return DeltaMessage(content=new_text) if new_text else None
+        return self._to_delta(self._stream.feed(new_text))
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        """End of the stream (called by vLLM for engine-based parsers): release what was held."""
+        if self._stream is None:
+            return None
+        return self._to_delta(self._stream.close())
+
+    def _to_delta(self, events: list[Event]) -> DeltaMessage | None:
+        content: list[str] = []
+        calls: list[DeltaToolCall] = []
+        for event in events:
+            if isinstance(event, Text):
+                content.append(event.text)
+            elif isinstance(event, CallStart):
+                self.current_tool_id = event.index
+                self.prev_tool_call_arr.append({"name": event.name, "arguments": ""})
+                self.streamed_args_for_tool.append("")
+                calls.append(
+                    DeltaToolCall(
+                        index=event.index,
+                        id=event.id,
+                        type="function",
+                        function=DeltaFunctionCall(name=event.name),
+                    )
+                )
+            elif isinstance(event, CallArgs):
+                self.prev_tool_call_arr[-1]["arguments"] += event.fragment
+                self.streamed_args_for_tool[-1] += event.fragment
+                last = calls[-1] if calls else None
+                if last is not None and last.index == event.index and last.function is not None:
+                    last.function.arguments = (last.function.arguments or "") + event.fragment
+                else:
+                    calls.append(
+                        DeltaToolCall(index=event.index, function=DeltaFunctionCall(arguments=event.fragment))
+                    )
+        if not content and not calls:
+            return None
+        return DeltaMessage(content="".join(content) or None, tool_calls=calls)

@@ -1,0 +1,23 @@
+"""Registers our parsers with vLLM.
+
+Used two ways: as the `vllm.general_plugins` entry point (`register`), so that after `pip install`
+`--tool-call-parser hermes_json` just works; and as a file for `--tool-parser-plugin <path>`, which
+vLLM imports as a top-level module, so importing it registers too (absolute imports only).
+Registration is lazy: nothing heavy is imported until vLLM looks a parser up.
+"""
+
+from __future__ import annotations
+
+PARSERS = {
+    "hermes_json": "HermesJsonToolParser",
+}
+
+
+def register() -> None:
+    from vllm.tool_parsers import ToolParserManager
+
+    for name, class_name in PARSERS.items():
+        ToolParserManager.register_lazy_module(name, "toolcall_parsers.vllm.parsers", class_name)
+
+
+register()
