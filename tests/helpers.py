@@ -1,0 +1,77 @@
+"""Shared test helpers: feeding a format in chunks, chunkings of a text, corpus loading."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolcall_parsers import get_format
+from toolcall_parsers.core.events import Event, ParseResult, build_result, merge_text
+
+CORPUS_DIR = Path(__file__).parent / "corpus"
+
+
+def counter_ids(name: str, index: int) -> str:
+    """Deterministic ids, so events from different chunkings compare equal."""
+    return f"call_{index}"
+
+
+def run_chunks(fmt: str, chunks: Iterable[str], tools: Any = None, **options: Any) -> list[Event]:
+    """Feed `chunks` to a fresh stream of `fmt`, close it, and return the merged events."""
+    stream = get_format(fmt).stream(tools, counter_ids, **options)
+    events: list[Event] = []
+    for chunk in chunks:
+        events += stream.feed(chunk)
+    events += stream.close()
+    return merge_text(events)
+
+
+def result_of(events: list[Event]) -> ParseResult:
+    return build_result(events)
+
+
+def char_chunks(text: str) -> list[str]:
+    return list(text)
+
+
+def random_chunks(text: str, seed: int, max_len: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    chunks, i = [], 0
+    while i < len(text):
+        n = rng.randint(1, max_len)
+        chunks.append(text[i : i + n])
+        i += n
+    return chunks
+
+
+def token_chunks(encode: Callable[[str], Sequence[int]], decode: Callable[[Sequence[int]], str], text: str) -> list[str]:
+    """Split `text` into the deltas a detokenizer sends: one per token, empty while a multi-byte
+    character is incomplete (as vLLM's incremental detokenizer does)."""
+    ids = list(encode(text))
+    chunks, sent = [], ""
+    for i in range(len(ids)):
+        current = decode(ids[: i + 1])
+        if current.endswith("\ufffd"):
+            chunks.append("")
+            continue
+        assert current.startswith(sent), (sent, current)
+        chunks.append(current[len(sent) :])
+        sent = current
+    assert sent == text, "tokenizer does not round-trip the text"
+    return chunks
+
+
+def load_corpus(fmt: str) -> list[dict[str, Any]]:
+    path = CORPUS_DIR / f"{fmt}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def summary(result: ParseResult) -> dict[str, Any]:
+    """The part of a result a corpus case states: content and (name, arguments) per call."""
+    return {
+        "content": result.content,
+        "calls": [{"name": c.name, "arguments": c.arguments} for c in result.calls],
+    }
