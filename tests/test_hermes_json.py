@@ -1,0 +1,120 @@
+"""hermes_json behaviour that the corpus does not pin down: streaming granularity, options, logs."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from helpers import counter_ids, result_of, run_chunks
+from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, parse
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+
+
+def stream():
+    return get_format("hermes_json").stream(TOOLS, counter_ids)
+
+
+def test_name_is_sent_once_the_name_string_is_complete():
+    s = stream()
+    assert s.feed('Hi.<tool_call>{"name": "get_wea') == [Text("Hi.")]
+    assert s.feed('ther", "arguments": {"city": "Pa') == [
+        CallStart(0, "call_0", "get_weather"),
+        CallArgs(0, '{"city": "Pa'),
+    ]
+    assert s.feed('ris", "days": 1') == [CallArgs(0, 'ris", "days": ')]  # the number waits
+    assert s.feed("0}}") == [CallArgs(0, "10}"), CallEnd(0, {"city": "Paris", "days": 10})]
+    assert s.feed("</tool_call>") == []
+    assert s.close() == []
+
+
+def test_arguments_before_the_name_are_sent_with_it():
+    s = stream()
+    assert s.feed('<tool_call>{"arguments": {"city": "X"}, ') == []
+    assert s.feed('"name": "get_weather"}') == [
+        CallStart(0, "call_0", "get_weather"),
+        CallArgs(0, '{"city": "X"}'),
+        CallEnd(0, {"city": "X"}),
+    ]
+
+
+def test_arguments_given_as_a_string_are_sent_as_the_object():
+    events = run_chunks("hermes_json", ['<tool_call>{"name": "f", "arguments": "{\\"a\\": [1]}"}</tool_call>'])
+    assert events == [CallStart(0, "call_0", "f"), CallArgs(0, '{"a": [1]}'), CallEnd(0, {"a": [1]})]
+
+
+def test_partial_marker_is_held_then_released_at_close():
+    s = stream()
+    assert s.feed("The tag is <tool_") == [Text("The tag is")]
+    assert s.close() == [Text(" <tool_")]
+
+
+def test_whitespace_next_to_a_call_is_held_until_text_follows():
+    s = stream()
+    assert s.feed("Sure.\n\n") == [Text("Sure.")]
+    assert s.feed('<tool_call>{"name": "get_weather"}</tool_call>\n')[0] == CallStart(0, "call_0", "get_weather")
+    assert s.feed("\nBye") == [Text("\n\n\n\nBye")]  # all of it, once real text follows
+    assert s.feed("  \n") == []
+    assert s.close() == []
+
+
+def test_other_markers():
+    text = 'a<function_call>{"name": "f", "arguments": {}}</function_call>b<tool_call>'
+    result = parse("hermes_json", text, start_marker="<function_call>", end_marker="</function_call>")
+    assert [c.name for c in result.calls] == ["f"]
+    assert result.content == "ab<tool_call>"
+
+
+def test_think_markers_can_be_disabled():
+    text = '<think><tool_call>{"name": "f"}</tool_call></think>'
+    assert parse("hermes_json", text).calls == []
+    assert [c.name for c in parse("hermes_json", text, think_markers=None).calls] == ["f"]
+
+
+def test_unknown_tool_is_kept_and_logged(caplog):
+    with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
+        result = result_of(run_chunks("hermes_json", ['<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>'], TOOLS))
+    assert [c.name for c in result.calls] == ["rm_rf"]
+    assert "hermes_json" in caplog.text and "'rm_rf'" in caplog.text
+
+
+def test_malformed_block_is_logged_with_format_and_span(caplog):
+    with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
+        result = parse("hermes_json", '<tool_call>{"name": "f", "arguments": {"a": 1,}}</tool_call>')
+    assert result.calls == [] and result.content.startswith("<tool_call>")
+    assert "hermes_json: not a valid call" in caplog.text and '{"a": 1,' in caplog.text
+
+
+def test_internal_error_passes_the_rest_through(monkeypatch, caplog):
+    s = stream()
+    s.feed("held <tool_")
+
+    def broken(text):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(s, "_feed", broken)
+    with caplog.at_level(logging.ERROR, logger="toolcall_parsers"):
+        events = s.feed("call> more")
+    assert events == [Text(" <tool_call> more")]
+    assert s.feed(" and more") == [Text(" and more")]
+    assert "internal parser error" in caplog.text
+
+
+def test_unknown_format_name_lists_the_known_ones():
+    with pytest.raises(ValueError, match="hermes_json"):
+        get_format("nope")
+
+
+def test_ids_are_unique_by_default():
+    result = parse("hermes_json", '<tool_call>{"name": "a"}</tool_call><tool_call>{"name": "b"}</tool_call>')
+    assert len({c.id for c in result.calls}) == 2
+    assert all(c.id.startswith("call_") for c in result.calls)
+
+
+def test_huge_string_argument_streams_in_pieces():
+    value = "x" * 200_000
+    s = stream()
+    s.feed('<tool_call>{"name": "f", "arguments": {"v": "')
+    pieces = [s.feed(value[i : i + 1000]) for i in range(0, len(value), 1000)]
+    assert all(p == [CallArgs(0, value[:1000])] for p in pieces)
+    assert s.feed('"}}')[-1] == CallEnd(0, {"v": value})

@@ -1,0 +1,162 @@
+"""Hypothesis property tests of the DESIGN.md invariants, for every format.
+
+Documents are built from known parts (prose that holds no call, and well-formed calls in the
+format's own rendering), so the expected content and calls are known exactly: this checks chunking
+invariance, nothing lost and no false calls together. Arbitrary noise checks the rest: never
+raises, chunking invariance, and that noise with no complete call comes back as text unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import partial_json_parser
+from helpers import result_of, run_chunks
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from toolcall_parsers.core.events import CallArgs, CallEnd, CallStart, Text
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# -- strategies -------------------------------------------------------------------------------
+
+TRICKY = ["<tool_call>", "</tool_call>", '"', "\\", "{", "}", "[", "]", "\n", "\t", "ü", "東", "🌧", "\x01"]
+string_values = st.lists(st.one_of(st.sampled_from(TRICKY), st.text(max_size=6)), max_size=6).map("".join)
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: math.isfinite(f))
+    | string_values,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(string_values, inner, max_size=3),
+    max_leaves=8,
+)
+arguments = st.dictionaries(string_values, json_values, max_size=4)
+names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,15}", fullmatch=True)
+# Prose holds no '{' or '[' (so it never continues a JSON value) and no complete <think>.
+prose = st.lists(
+    st.one_of(
+        st.text(alphabet=st.characters(blacklist_characters="{[<", blacklist_categories=("Cs",)), max_size=12),
+        st.sampled_from(["<tool_", "<tool_call", "</tool_call>", "<think", "</think>", "<", " ", "\n\n"]),
+    ),
+    max_size=5,
+).map("".join)
+
+
+@st.composite
+def hermes_block(draw) -> tuple[str, str, dict[str, Any]]:
+    name, args = draw(names), draw(arguments)
+    shape = draw(st.sampled_from(["name-args", "args-name", "name-params", "function", "args-string"]))
+    if shape == "name-args":
+        obj: Any = {"name": name, "arguments": args}
+    elif shape == "args-name":
+        obj = {"arguments": args, "name": name}
+    elif shape == "name-params":
+        obj = {"name": name, "parameters": args}
+    elif shape == "function":
+        obj = {"function": {"name": name, "arguments": args}}
+    else:
+        obj = {"name": name, "arguments": json.dumps(args)}
+    body = json.dumps(obj, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 2])))
+    sep = draw(st.sampled_from(["", "\n", " "]))
+    return f"<tool_call>{sep}{body}{sep}</tool_call>", name, args
+
+
+BLOCKS = {"hermes_json": hermes_block()}
+
+
+@st.composite
+def documents(draw, fmt: str) -> tuple[str, str, list[tuple[str, dict[str, Any]]]]:
+    parts = [draw(prose)]
+    calls = []
+    for _ in range(draw(st.integers(0, 3))):
+        block, name, args = draw(BLOCKS[fmt])
+        parts += [block, draw(prose)]
+        calls.append((name, args))
+    prose_only = "".join(parts[::2])
+    return "".join(parts), prose_only, calls
+
+
+def split(draw, text: str) -> list[str]:
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=12)))
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+
+
+def is_prefix(partial: Any, final: Any) -> bool:
+    """Whether a partially parsed value can still grow into `final` (strings may be cut)."""
+    if isinstance(partial, dict):
+        return isinstance(final, dict) and all(k in final and is_prefix(v, final[k]) for k, v in partial.items())
+    if isinstance(partial, list):
+        return isinstance(final, list) and len(partial) <= len(final) and all(map(is_prefix, partial, final))
+    if isinstance(partial, str):
+        return isinstance(final, str) and final.startswith(partial)
+    return partial == final
+
+
+# -- properties -------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from(sorted(BLOCKS)))
+def test_known_documents_parse_exactly_under_any_chunking(data, fmt):
+    text, prose_text, calls = data.draw(documents(fmt))
+    whole = run_chunks(fmt, [text])
+    result = result_of(whole)
+    assert result.content == (prose_text.strip() or None)  # nothing lost, nothing extra
+    assert [(c.name, c.arguments) for c in result.calls] == calls  # no false calls, none missing
+    assert [c.index for c in result.calls] == list(range(len(calls)))
+    assert run_chunks(fmt, split(data.draw, text)) == whole
+    assert run_chunks(fmt, list(text)) == whole
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from(sorted(BLOCKS)))
+def test_arguments_stream_monotonically(data, fmt):
+    text, _, _ = data.draw(documents(fmt))
+    chunks = split(data.draw, text)
+    from toolcall_parsers import get_format
+
+    stream = get_format(fmt).stream(None, lambda n, i: f"id{i}")
+    sent: dict[int, str] = {}
+    ended: dict[int, dict[str, Any]] = {}
+    for chunk in [*chunks, None]:
+        events = stream.feed(chunk) if chunk is not None else stream.close()
+        for event in events:
+            if isinstance(event, CallStart):
+                sent[event.index] = ""
+            elif isinstance(event, CallArgs):
+                sent[event.index] += event.fragment
+            elif isinstance(event, CallEnd):
+                ended[event.index] = event.arguments
+        for index, prefix in sent.items():
+            if index in ended:
+                assert json.loads(prefix) == ended[index]
+            elif prefix:
+                final = next(c.arguments for c in result_of(run_chunks(fmt, [text])).calls if c.index == index)
+                assert is_prefix(partial_json_parser.loads(prefix), final), prefix
+
+
+NOISE_ALPHABET = list('<>/{}[]":,\\ \n') + ["<tool_call>", "</tool_call>", "<think>", "</think>", "true", "1", "a"]
+noise = st.lists(st.sampled_from(NOISE_ALPHABET) | st.text(max_size=3), max_size=40).map("".join)
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from(sorted(BLOCKS)), st.one_of(noise, st.text(max_size=80)))
+def test_noise_never_raises_and_is_chunking_invariant(data, fmt, text):
+    whole = run_chunks(fmt, [text])
+    assert run_chunks(fmt, split(data.draw, text)) == whole
+    result = result_of(whole)
+    for call in result.calls:
+        assert json.loads(call.arguments_json) == call.arguments
+    if not result.calls and not any(isinstance(e, CallStart) for e in whole):
+        assert result.content == (text.strip() or None)
+    assert all(isinstance(e, (Text, CallStart, CallArgs, CallEnd)) for e in whole)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(sorted(BLOCKS)), st.binary(max_size=200))
+def test_binary_noise_is_text(fmt, blob):
+    text = blob.decode("utf-8", errors="replace")
+    assert result_of(run_chunks(fmt, list(text))).content == (text.strip() or None)
