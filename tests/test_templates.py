@@ -1,0 +1,97 @@
+"""Chat templates with transformers' real `apply_chat_template`: what the template writes for an
+assistant turn with calls, the parser reads back as the same calls."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from toolcall_parsers import get_format, parse
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Get the weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
+ASSISTANT_OPEN = "<|im_start|>assistant\n"
+
+
+def render(tokenizer, fmt: str, messages, **kwargs) -> str:
+    template = get_format(fmt).template_path.read_text(encoding="utf-8")
+    return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, **kwargs)
+
+
+def last_assistant_turn(rendered: str) -> str:
+    turn = rendered[rendered.rindex(ASSISTANT_OPEN) + len(ASSISTANT_OPEN) :]
+    return turn[: turn.index("<|im_end|>")]
+
+
+def test_prompt_shows_tools_and_the_call_format(smollm2_tokenizer):
+    out = render(
+        smollm2_tokenizer, "hermes_json", [{"role": "user", "content": "Weather?"}], tools=TOOLS, add_generation_prompt=True
+    )
+    assert out.startswith("<|im_start|>system\n# Tools")
+    assert json.dumps(TOOLS[0]["function"]) in out.split("<tools>\n")[1]
+    assert "<tool_call>\n{\"name\": <function-name>" in out
+    assert out.endswith("<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_history_with_calls_and_results(smollm2_tokenizer):
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Paris and Tokyo?"},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+                {"id": "b", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tōkyō"}'}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "b", "content": "rain"},
+    ]
+    out = render(smollm2_tokenizer, "hermes_json", messages, tools=TOOLS, add_generation_prompt=True)
+    assert out.startswith("<|im_start|>system\nBe brief.\n\n# Tools")
+    assert "<|im_start|>user\n<tool_response>\nsunny\n</tool_response>\n<tool_response>\nrain\n</tool_response><|im_end|>\n" in out
+    result = parse("hermes_json", last_assistant_turn(out.rsplit("<|im_start|>user", 1)[0]))
+    assert result.content == "Checking."
+    assert [(c.name, c.arguments) for c in result.calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_weather", {"city": "Tōkyō"}),
+    ]
+
+
+names = st.from_regex(r"[a-z_][a-z0-9_]{0,12}", fullmatch=True)
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(names, st.dictionaries(st.text(max_size=8), values, max_size=3)), min_size=1, max_size=3),
+    st.sampled_from(["", "Sure."]),
+)
+@pytest.mark.parametrize("fmt", ["hermes_json"])
+def test_round_trip(smollm2_tokenizer, fmt, calls, content):
+    message = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": a}} for i, (n, a) in enumerate(calls)
+        ],
+    }
+    out = render(smollm2_tokenizer, fmt, [{"role": "user", "content": "go"}, message])
+    result = parse(fmt, last_assistant_turn(out))
+    assert [(c.name, c.arguments) for c in result.calls] == calls
+    assert result.content == (content or None)
