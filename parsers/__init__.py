@@ -1,10 +1,10 @@
 """Tool-call parsers for LLM serving engines: exact, chunking-proof and linear.
 
-    from toolcall_parsers import get_format, parse
+from toolcall_parsers import get_format, parse
 
-    p = get_format("hermes_json").stream(tools=tools)
-    events = p.feed(delta) ...; events += p.close()
-    result = parse("hermes_json", text, tools=tools)   # .content, .calls
+p = get_format("hermes_json").stream(tools=tools)
+events = p.feed(delta) ...; events += p.close()
+result = parse("hermes_json", text, tools=tools)   # .content, .calls
 """
 
 from __future__ import annotations

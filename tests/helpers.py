@@ -47,7 +47,9 @@ def random_chunks(text: str, seed: int, max_len: int = 7) -> list[str]:
     return chunks
 
 
-def token_chunks(encode: Callable[[str], Sequence[int]], decode: Callable[[Sequence[int]], str], text: str) -> list[str]:
+def token_chunks(
+    encode: Callable[[str], Sequence[int]], decode: Callable[[Sequence[int]], str], text: str
+) -> list[str]:
     """Split `text` into the deltas a detokenizer sends: one per token, empty while a multi-byte
     character is incomplete (as vLLM's incremental detokenizer does)."""
     ids = list(encode(text))

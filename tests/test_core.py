@@ -29,7 +29,7 @@ def test_marker_scanner_rejects_empty_markers():
 
 
 def lex_in_chunks(text: str, size: int) -> tuple[str, int]:
-    lexer, raw, consumed = JsonLexer(), [], 0
+    lexer, raw = JsonLexer(), []
     for start in range(0, len(text), size):
         tokens, end = lexer.feed(text[start : start + size])
         raw += [t[1] for t in tokens]

@@ -9,6 +9,7 @@ run unforced: there the grammar comes from the parser class (vLLM's `hermes` str
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -115,10 +116,8 @@ def stop(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
-    try:  # stragglers of the process group
+    with contextlib.suppress(ProcessLookupError):  # stragglers of the process group
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 @pytest.fixture(scope="module")

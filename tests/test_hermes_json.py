@@ -73,7 +73,9 @@ def test_think_markers_can_be_disabled():
 
 def test_unknown_tool_is_kept_and_logged(caplog):
     with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
-        result = result_of(run_chunks("hermes_json", ['<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>'], TOOLS))
+        result = result_of(
+            run_chunks("hermes_json", ['<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>'], TOOLS)
+        )
     assert [c.name for c in result.calls] == ["rm_rf"]
     assert "hermes_json" in caplog.text and "'rm_rf'" in caplog.text
 

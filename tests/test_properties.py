@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolcall_parsers.core.events import CallArgs, CallEnd, CallStart, Text
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: see conftest
 
 # -- strategies -------------------------------------------------------------------------------
 
@@ -81,7 +81,7 @@ def documents(draw, fmt: str) -> tuple[str, str, list[tuple[str, dict[str, Any]]
 
 def split(draw, text: str) -> list[str]:
     cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=12)))
-    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
 
 
 def is_prefix(partial: Any, final: Any) -> bool:
@@ -138,7 +138,7 @@ def test_arguments_stream_monotonically(data, fmt):
                 assert is_prefix(partial_json_parser.loads(prefix), final), prefix
 
 
-NOISE_ALPHABET = list('<>/{}[]":,\\ \n') + ["<tool_call>", "</tool_call>", "<think>", "</think>", "true", "1", "a"]
+NOISE_ALPHABET = [*'<>/{}[]":,\\ \n', "<tool_call>", "</tool_call>", "<think>", "</think>", "true", "1", "a"]
 noise = st.lists(st.sampled_from(NOISE_ALPHABET) | st.text(max_size=3), max_size=40).map("".join)
 
 
@@ -155,7 +155,7 @@ def test_noise_never_raises_and_is_chunking_invariant(data, fmt, text):
     assert all(isinstance(e, (Text, CallStart, CallArgs, CallEnd)) for e in whole)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(deadline=None)
 @given(st.sampled_from(sorted(BLOCKS)), st.binary(max_size=200))
 def test_binary_noise_is_text(fmt, blob):
     text = blob.decode("utf-8", errors="replace")

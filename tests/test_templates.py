@@ -35,11 +35,15 @@ def last_assistant_turn(rendered: str) -> str:
 
 def test_prompt_shows_tools_and_the_call_format(smollm2_tokenizer):
     out = render(
-        smollm2_tokenizer, "hermes_json", [{"role": "user", "content": "Weather?"}], tools=TOOLS, add_generation_prompt=True
+        smollm2_tokenizer,
+        "hermes_json",
+        [{"role": "user", "content": "Weather?"}],
+        tools=TOOLS,
+        add_generation_prompt=True,
     )
     assert out.startswith("<|im_start|>system\n# Tools")
     assert json.dumps(TOOLS[0]["function"]) in out.split("<tools>\n")[1]
-    assert "<tool_call>\n{\"name\": <function-name>" in out
+    assert '<tool_call>\n{"name": <function-name>' in out
     assert out.endswith("<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n")
 
 
@@ -60,7 +64,10 @@ def test_history_with_calls_and_results(smollm2_tokenizer):
     ]
     out = render(smollm2_tokenizer, "hermes_json", messages, tools=TOOLS, add_generation_prompt=True)
     assert out.startswith("<|im_start|>system\nBe brief.\n\n# Tools")
-    assert "<|im_start|>user\n<tool_response>\nsunny\n</tool_response>\n<tool_response>\nrain\n</tool_response><|im_end|>\n" in out
+    assert (
+        "<|im_start|>user\n<tool_response>\nsunny\n</tool_response>\n<tool_response>\nrain\n</tool_response><|im_end|>\n"
+        in out
+    )
     result = parse("hermes_json", last_assistant_turn(out.rsplit("<|im_start|>user", 1)[0]))
     assert result.content == "Checking."
     assert [(c.name, c.arguments) for c in result.calls] == [
@@ -88,7 +95,8 @@ def test_round_trip(smollm2_tokenizer, fmt, calls, content):
         "role": "assistant",
         "content": content,
         "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": a}} for i, (n, a) in enumerate(calls)
+            {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": a}}
+            for i, (n, a) in enumerate(calls)
         ],
     }
     out = render(smollm2_tokenizer, fmt, [{"role": "user", "content": "go"}, message])

@@ -15,12 +15,12 @@ import pytest
 
 pytest.importorskip("vllm")
 
-from helpers import load_corpus, run_chunks, token_chunks  # noqa: E402
-from toolcall_parsers.core.events import CallEnd, CallStart  # noqa: E402
-from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest  # noqa: E402
-from vllm.parser.parser_manager import ParserManager  # noqa: E402
-from vllm.plugins import load_general_plugins  # noqa: E402
-from vllm.tool_parsers import ToolParserManager  # noqa: E402
+from helpers import load_corpus, run_chunks, token_chunks
+from toolcall_parsers.core.events import CallEnd, CallStart
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+from vllm.parser.parser_manager import ParserManager
+from vllm.plugins import load_general_plugins
+from vllm.tool_parsers import ToolParserManager
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = [
@@ -60,15 +60,18 @@ def parser_for(tokenizer, request, reasoning: str | None = None):
     return cls(tokenizer, request.tools, model_config=None)
 
 
-def stream_through(tokenizer, text: str, request, reasoning: str | None = None) -> dict[str, Any]:
-    """Stream `text` token by token through the stack; rebuild what an OpenAI client would see,
-    checking the delta rules on the way (first delta of a call carries id, type and name)."""
+def stream_through(tokenizer, text: str, request, reasoning: str | None = None, group: int = 1) -> dict[str, Any]:
+    """Stream `text` through the stack, `group` tokens per delta (as `--stream-interval` or
+    speculative decoding do); rebuild what an OpenAI client would see, checking the delta rules on
+    the way (the first delta of a call carries id, type and name)."""
     parser = parser_for(tokenizer, request, reasoning)
     ids = tokenizer.encode(text, add_special_tokens=False)
-    deltas = token_chunks(lambda t: ids, lambda i: tokenizer.decode(list(i)), text)
+    tokens = token_chunks(lambda t: ids, lambda i: tokenizer.decode(list(i)), text)
+    starts = range(0, len(ids), group)
+    deltas = [("".join(tokens[i : i + group]), ids[i : i + group]) for i in starts]
     content, reasoning_text, calls = [], [], {}
-    for i, delta in enumerate(deltas):
-        message = parser.parse_delta(delta, [ids[i]], request, prompt_token_ids=[1], finished=i == len(deltas) - 1)
+    for i, (delta, delta_ids) in enumerate(deltas):
+        message = parser.parse_delta(delta, delta_ids, request, prompt_token_ids=[1], finished=i == len(deltas) - 1)
         if message is None:
             continue
         content.append(message.content or "")
@@ -89,35 +92,43 @@ def stream_through(tokenizer, text: str, request, reasoning: str | None = None) 
 
 
 def complete_through(tokenizer, text: str, request, reasoning: str | None = None):
-    reasoning_text, content, calls = parser_for(tokenizer, request, reasoning).parse(text, request, enable_auto_tools=True)
+    reasoning_text, content, calls = parser_for(tokenizer, request, reasoning).parse(
+        text, request, enable_auto_tools=True
+    )
     return reasoning_text, content, calls or []
 
 
 CASES = load_corpus("hermes_json")
 
 
+@pytest.mark.parametrize("group", [1, 5])
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_corpus_through_the_vllm_stack(tokenizer, case):
+def test_corpus_through_the_vllm_stack(tokenizer, case, group):
     request = make_request(case["tools"])
     _, content, calls = complete_through(tokenizer, case["text"], request)
     expected = case["expected"]
     assert content == expected["content"]
-    assert [(c.name, json.loads(c.arguments)) for c in calls] == [(c["name"], c["arguments"]) for c in expected["calls"]]
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [
+        (c["name"], c["arguments"]) for c in expected["calls"]
+    ]
 
-    streamed = stream_through(tokenizer, case["text"], request)
+    streamed = stream_through(tokenizer, case["text"], request, group=group)
     assert streamed["content"] == expected["content"]
     # A call that started and then broke cannot be taken back from a stream: compare the finished ones.
     events = run_chunks("hermes_json", [case["text"]], case["tools"])
     finished = {e.index for e in events if isinstance(e, CallEnd)}
     started = [e.index for e in events if isinstance(e, CallStart)]
-    streamed_finished = [c for i, c in zip(started, streamed["calls"]) if i in finished]
+    streamed_finished = [c for i, c in zip(started, streamed["calls"], strict=True) if i in finished]
     assert [(c["name"], c["arguments"]) for c in streamed_finished] == [(c.name, c.arguments) for c in calls]
     parser = streamed["parser"]._tool_parser
     assert parser.get_remaining_unstreamed_args() == ""
 
 
 def test_calls_and_content_match_between_stream_and_complete(tokenizer):
-    text = 'Checking both.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n<tool_call>\n{"name": "search", "arguments": {"q": "ü </tool_call>"}}\n</tool_call>'
+    text = (
+        'Checking both.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "search", "arguments": {"q": "ü </tool_call>"}}\n</tool_call>'
+    )
     request = make_request()
     _, content, calls = complete_through(tokenizer, text, request)
     streamed = stream_through(tokenizer, text, request)
@@ -129,7 +140,10 @@ def test_calls_and_content_match_between_stream_and_complete(tokenizer):
 
 @pytest.mark.parametrize("reasoning", ["qwen3", "deepseek_r1"])
 def test_with_a_reasoning_parser(tokenizer, reasoning):
-    text = '<think>The user wants Oslo.</think>\n\nLet me look.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    text = (
+        "<think>The user wants Oslo.</think>\n\nLet me look.\n"
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    )
     request = make_request()
     expected_calls = [("get_weather", '{"city": "Oslo"}')]
     reasoning_text, content, calls = complete_through(tokenizer, text, request, reasoning)

@@ -10,7 +10,7 @@ then comes back as `Text`, so nothing is lost.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,7 @@ class CallEnd:
     arguments: dict[str, Any]
 
 
-Event = Union[Text, CallStart, CallArgs, CallEnd]
+Event = Text | CallStart | CallArgs | CallEnd
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,8 @@ class ParseResult:
 def merge_text(events: list[Event]) -> list[Event]:
     """Join adjacent `Text` and same-call `CallArgs` events, so that event lists from different
     chunkings of one text compare equal."""
+    if len(events) < 2:
+        return events
     merged: list[Event] = []
     for event in events:
         last = merged[-1] if merged else None
@@ -98,8 +100,6 @@ def build_result(events: list[Event]) -> ParseResult:
             fragments[event.index].append(event.fragment)
         else:
             start = started[event.index]
-            calls.append(
-                ToolCall(start.index, start.id, start.name, event.arguments, "".join(fragments[event.index]))
-            )
+            calls.append(ToolCall(start.index, start.id, start.name, event.arguments, "".join(fragments[event.index])))
     content = "".join(text_parts).strip()
     return ParseResult(content or None, calls)

@@ -149,6 +149,11 @@ class JsonCallReader:
         return end
 
     def _token(self, token: Token) -> None:
+        if self._args is not None and not self._args_done:  # hot path: arguments streaming
+            if self._args.feed(token):
+                self._args_done = True
+                self._value = None
+            return
         kind, raw, depth, is_key, end = token
         if self._object_depth < 0:
             self._between_calls(kind, raw, depth, end)
@@ -169,7 +174,7 @@ class JsonCallReader:
             self._value_token(token)
 
     def _between_calls(self, kind: str, raw: str, depth: int, end: int) -> None:
-        if kind in ("ws", "comma") or kind == "close" and self._in_array and depth == 0:
+        if kind in ("ws", "comma") or (kind == "close" and self._in_array and depth == 0):
             return
         if kind == "open" and raw == "[" and depth == 0:
             self._in_array = True
@@ -195,15 +200,14 @@ class JsonCallReader:
         if key in NAME_KEYS:
             self._name_token(kind, raw, end)
         elif key in ARGUMENT_KEYS:
-            if self._args is None:
-                if self._args_done:
-                    raise CallShapeError("arguments given twice", end)
-                self._args = ArgumentsWriter(self._value_depth, self._send_args)
+            if self._args_done:
+                raise CallShapeError("arguments given twice", end)
+            self._args = ArgumentsWriter(self._value_depth, self._send_args)
             if self._args.feed(token):
                 self._args_done = True
                 self._value = None
             return
-        if kind in ("strend", "scalar") and depth == self._value_depth or (
+        if (kind in ("strend", "scalar") and depth == self._value_depth) or (
             kind == "close" and depth == self._value_depth
         ):
             self._value = None

@@ -84,6 +84,9 @@ class JsonLexer:
         """Tokenize `chunk`. Returns the tokens and the index in `chunk` just after the value when it
         ended inside this chunk (the rest is not the lexer's), else -1. Raises JsonSyntaxError, which
         carries the tokens completed before the error, so that no chunking loses them."""
+        if self._in_string and not self._carry and _STRING_SPECIAL.search(chunk) is None:
+            # The common case while a long string argument streams: the whole chunk is content.
+            return [("str", chunk, len(self._stack), self._string_is_key, len(chunk))], -1
         offset = self._offset = len(self._carry)
         text = self._carry + chunk
         self._carry = ""
@@ -223,7 +226,15 @@ class JsonLexer:
         digits = text[j + 2 : j + 6]
         if not all(d in _HEX for d in digits):
             raise JsonSyntaxError("invalid \\u escape", j)
-        return 6 if len(digits) == 4 else 0
+        if len(digits) < 4:
+            return 0
+        if "d800" <= digits.lower() <= "dbff":  # a high surrogate: keep its pair in the same piece
+            pair = text[j + 6 : j + 12]
+            if len(pair) < 6 and "\\u".startswith(pair[:2]) and all(d in _HEX for d in pair[2:]):
+                return 0
+            if pair.startswith("\\u") and all(d in _HEX for d in pair[2:]):
+                return 12
+        return 6
 
     def _emit_string_piece(self, parts: list[str], tokens: list[Token], end: int) -> None:
         raw = "".join(parts)

@@ -32,9 +32,7 @@ class Format:
 
 FORMATS: dict[str, Format] = {
     f.name: f
-    for f in (
-        Format("hermes_json", '<tool_call>{"name": .., "arguments": {..}}</tool_call>', HermesJsonStream),
-    )
+    for f in (Format("hermes_json", '<tool_call>{"name": .., "arguments": {..}}</tool_call>', HermesJsonStream),)
 }
 
 

@@ -10,8 +10,8 @@ into `DeltaMessage`s and `ExtractedToolCallInformation`. Facts it relies on (vLL
 - Depending on the reasoning parser, vLLM passes either accumulated text or only the delta; the new
   text is `current_text[len(previous_text):]` in both cases.
 - At the end of a stream vLLM appends `get_remaining_unstreamed_args()` to the last tool-call delta.
-  `prev_tool_call_arr` and `streamed_args_for_tool` always hold exactly what was sent, so that
-  flush adds nothing.
+  `prev_tool_call_arr` and `streamed_args_for_tool` always agree with each other (both hold the whole
+  arguments of a finished call, both "" before), so that flush adds nothing.
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from vllm.entrypoints.generate.base.protocol import (
-    DeltaFunctionCall,
     DeltaMessage,
-    DeltaToolCall,
     ExtractedToolCallInformation,
     FunctionCall,
     ToolCall,
@@ -30,7 +28,7 @@ from vllm.entrypoints.generate.base.protocol import (
 from vllm.renderers.chat_utils import make_tool_call_id
 from vllm.tool_parsers import ToolParser
 
-from ..core.events import CallArgs, CallStart, Event, Text, build_result
+from ..core.events import CallEnd, CallStart, Event, Text, build_result
 from ..core.stream import FormatStream
 from ..formats import get_format
 
@@ -57,6 +55,7 @@ class FormatToolParser(ToolParser):
         self._format = get_format(self.format_name)
         self._stream: FormatStream | None = None
         self._passthrough = False
+        self._sent_fragments: list[str] = []  # arguments sent for the current call
 
     def _new_stream(self) -> FormatStream:
         return self._format.stream(self.tools, _vllm_call_id, **self.format_options)
@@ -112,8 +111,10 @@ class FormatToolParser(ToolParser):
         return self._to_delta(self._stream.close())
 
     def _to_delta(self, events: list[Event]) -> DeltaMessage | None:
+        # Tool calls are built as dicts: pydantic validates them in one pass, which is cheaper here
+        # than constructing DeltaToolCall/DeltaFunctionCall objects (or model_construct) one by one.
         content: list[str] = []
-        calls: list[DeltaToolCall] = []
+        calls: list[dict[str, Any]] = []
         for event in events:
             if isinstance(event, Text):
                 content.append(event.text)
@@ -121,24 +122,22 @@ class FormatToolParser(ToolParser):
                 self.current_tool_id = event.index
                 self.prev_tool_call_arr.append({"name": event.name, "arguments": ""})
                 self.streamed_args_for_tool.append("")
-                calls.append(
-                    DeltaToolCall(
-                        index=event.index,
-                        id=event.id,
-                        type="function",
-                        function=DeltaFunctionCall(name=event.name),
-                    )
-                )
-            elif isinstance(event, CallArgs):
-                self.prev_tool_call_arr[-1]["arguments"] += event.fragment
-                self.streamed_args_for_tool[-1] += event.fragment
+                self._sent_fragments = []
+                function = {"name": event.name}
+                calls.append({"index": event.index, "id": event.id, "type": "function", "function": function})
+            elif isinstance(event, CallEnd):
+                # Both records get the whole arguments once the call ends (appending per delta would
+                # copy the growing string every time); until then both are "", equally consistent.
+                sent = "".join(self._sent_fragments)
+                self.prev_tool_call_arr[-1]["arguments"] = self.streamed_args_for_tool[-1] = sent
+            else:
+                self._sent_fragments.append(event.fragment)
                 last = calls[-1] if calls else None
-                if last is not None and last.index == event.index and last.function is not None:
-                    last.function.arguments = (last.function.arguments or "") + event.fragment
+                if last is not None and last["index"] == event.index:
+                    function = last["function"]
+                    function["arguments"] = function.get("arguments", "") + event.fragment
                 else:
-                    calls.append(
-                        DeltaToolCall(index=event.index, function=DeltaFunctionCall(arguments=event.fragment))
-                    )
-        if not content and not calls:
-            return None
-        return DeltaMessage(content="".join(content) or None, tool_calls=calls)
+                    calls.append({"index": event.index, "function": {"arguments": event.fragment}})
+        if calls:
+            return DeltaMessage(content="".join(content) or None, tool_calls=calls)
+        return DeltaMessage(content="".join(content)) if content else None

