@@ -9,15 +9,8 @@ run unforced: there the grammar comes from the parser class (vLLM's `hermes` str
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,9 +20,11 @@ import pytest
 pytest.importorskip("vllm")
 openai = pytest.importorskip("openai")
 
+from vllm_server import SERVED_NAME as MODEL  # noqa: E402
+from vllm_server import vllm_server  # noqa: E402
+
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parent.parent
-MODEL = "smollm2"
 TOOLS = [
     {
         "type": "function",
@@ -62,62 +57,12 @@ STRICT_TOOLS = [
 MESSAGES = [{"role": "user", "content": "What is the weather in Paris?"}]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def server(smollm2_dir, tmp_path_factory) -> Iterator[str]:
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("vllm") / "server.log"
-    cmd = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(smollm2_dir), "--served-model-name", MODEL,
-        "--enable-auto-tool-choice", "--tool-call-parser", "hermes_json",
-        "--chat-template", str(ROOT / "chat_templates" / "hermes_json.jinja"),
-        "--enforce-eager", "--max-model-len", "2048",
-        "--host", "127.0.0.1", "--port", str(port),
-    ]  # fmt: skip
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1")}
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    try:
-        wait_healthy(proc, port, log_path)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        stop(proc)
-
-
-def wait_healthy(proc: subprocess.Popen, port: int, log_path: Path, timeout: float = 600) -> None:
-    import urllib.request
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"vllm serve exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(2)
-    raise TimeoutError(f"vllm serve not healthy after {timeout}s:\n{log_path.read_text()[-4000:]}")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """End the server and everything it started (engine core, workers)."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
-    with contextlib.suppress(ProcessLookupError):  # stragglers of the process group
-        os.killpg(proc.pid, signal.SIGKILL)
+def server(smollm2_dir) -> Iterator[str]:
+    args = ["--enable-auto-tool-choice", "--tool-call-parser", "hermes_json"]
+    args += ["--chat-template", str(ROOT / "chat_templates" / "hermes_json.jinja")]
+    with vllm_server(smollm2_dir, args) as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="module")
