@@ -7,7 +7,8 @@ workload is one `write_file` call whose `content` argument is 1K..64K characters
 
 `floor` is a pass-through parser (each delta returned as content) that streams the way ours does
 (engine-based: vLLM hands it only the delta); `floor_legacy` is the same for a classic parser, which
-vLLM hands the accumulated text. Ratios are against `floor`.
+vLLM hands the accumulated text; `floor_calls` returns each delta as the arguments of one tool call,
+the least any parser that streams arguments pays in vLLM. Ratios are against `floor`.
 
     python scripts/bench.py [--sizes 1024,4096,16384,65536] [--repeat 3]
 """
@@ -29,6 +30,7 @@ from prepare_model import ensure_model
 PAIRS: dict[str, list[str]] = {
     "hermes_json": ["hermes_json", "hermes"],
 }
+FLOORS = ["floor", "floor_legacy", "floor_calls"]
 MARKERS = ["<tool_call>", "</tool_call>", "<think>", "</think>"]
 CODE_LINE = [
     "def handle_{i}(request, *, retries=3):\n",
@@ -92,8 +94,21 @@ def register_floors() -> None:
         def finish_streaming(self) -> None:
             return None
 
+    class PassThroughAsArguments(PassThrough):
+        """Every delta becomes arguments of one call: the least a parser that streams calls costs."""
+
+        started = False
+
+        def extract_tool_calls_streaming(self, previous_text, current_text, delta_text, *args, **kwargs):
+            call: dict[str, Any] = {"index": 0, "function": {"arguments": delta_text}}
+            if not self.started:
+                self.started = True
+                call.update(id="call_0", type="function", function={"name": "f", "arguments": delta_text})
+            return DeltaMessage(tool_calls=[call])
+
     ToolParserManager.register_module("floor", module=PassThrough)
     ToolParserManager.register_module("floor_legacy", module=PassThroughLegacy)
+    ToolParserManager.register_module("floor_calls", module=PassThroughAsArguments)
 
 
 def run_once(parser_cls: Any, tokenizer: Any, request: Any, deltas: list[tuple[str, list[int]]]) -> tuple[float, str]:
@@ -130,7 +145,7 @@ def main() -> None:
     request = ChatCompletionRequest(messages=[{"role": "user", "content": "x"}], model="m", tools=[tool])
 
     for fmt in args.formats.split(","):
-        names = ["floor", "floor_legacy", *PAIRS[fmt]]
+        names = [*FLOORS, *PAIRS[fmt]]
         classes = {
             n: ParserManager.get_parser(tool_parser_name=n, enable_auto_tools=True, tokenizer=tokenizer) for n in names
         }
@@ -158,7 +173,7 @@ def print_table(fmt: str, names: list[str], sizes: list[int], rows: dict[str, di
         cells = [f"{rows[name][s]:.1f} ({rows[name][s] / rows['floor'][s]:.2f}x)" for s in sizes]
         growth = rows[name][sizes[-1]] / rows[name][sizes[0]]
         print(f"| {name} | " + " | ".join(cells) + f" | {growth:.2f}x |")
-    for other in names[3:]:
+    for other in names[len(FLOORS) + 1 :]:
         speedups = ", ".join(f"{s // 1024}K {rows[other][s] / rows[fmt][s]:.1f}x" for s in sizes)
         print(f"\n{fmt} is faster than {other} by: {speedups}")
 

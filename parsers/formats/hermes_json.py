@@ -50,23 +50,23 @@ class HermesJsonStream(FormatStream):
         self._buf = ""  # text held back: a partial marker, or whitespace after a value
         self._raw: list[str] = []  # the current block since START or the last finished call
         self._reader: JsonCallReader | None = None
+        self._readers = {
+            _TEXT: self._scan_text,
+            _THINK: self._scan_think,
+            _OPEN: self._scan_open,
+            _JSON: self._scan_json,
+            _AFTER: self._scan_after,
+        }
 
     # -- states ---------------------------------------------------------------------------------
 
     def _feed(self, text: str) -> None:
-        text = self._buf + text
-        self._buf = ""
-        while text:
-            if self._state == _TEXT:
-                text = self._scan_text(text)
-            elif self._state == _THINK:
-                text = self._scan_think(text)
-            elif self._state == _OPEN:
-                text = self._scan_open(text)
-            elif self._state == _JSON:
-                text = self._scan_json(text)
-            else:
-                text = self._scan_after(text)
+        if self._buf:
+            text = self._buf + text
+            self._buf = ""
+        readers = self._readers
+        while text:  # each reader consumes what it can and returns the rest, for the next state
+            text = readers[self._state](text)
 
     def _scan_text(self, text: str) -> str:
         m = self._text_scanner.search(text)
