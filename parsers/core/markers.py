@@ -28,6 +28,15 @@ class MarkerScanner:
         """The earliest complete marker at or after `start` (the longest one where markers overlap)."""
         return self._pattern.search(text, start)
 
+    def split(self, text: str) -> tuple[str, re.Match[str] | None, str]:
+        """Cut `text` at its earliest marker: `(before, match, "")`. Without a complete marker:
+        `(releasable, None, held)`, `held` being the suffix that may still grow into a marker."""
+        m = self.search(text)
+        if m is not None:
+            return text[: m.start()], m, ""
+        cut = len(text) - self.partial_len(text)
+        return text[:cut], None, text[cut:]
+
     def partial_len(self, text: str) -> int:
         """Length of the longest suffix of `text` that is a proper prefix of a marker (0 if none)."""
         window = min(self._longest - 1, len(text))

@@ -69,13 +69,10 @@ class HermesJsonStream(FormatStream):
             text = readers[self._state](text)
 
     def _scan_text(self, text: str) -> str:
-        m = self._text_scanner.search(text)
+        before, m, self._buf = self._text_scanner.split(text)
+        self._text(before)
         if m is None:
-            keep = self._text_scanner.partial_len(text)
-            self._text(text[: len(text) - keep])
-            self._buf = text[len(text) - keep :]
             return ""
-        self._text(text[: m.start()])
         if m.group() == self._start_marker:
             self._raw = [m.group()]
             self._state = _OPEN
@@ -86,13 +83,11 @@ class HermesJsonStream(FormatStream):
 
     def _scan_think(self, text: str) -> str:
         assert self._think_scanner is not None
-        m = self._think_scanner.search(text)
+        before, m, self._buf = self._think_scanner.split(text)
+        self._text(before)
         if m is None:
-            keep = self._think_scanner.partial_len(text)
-            self._text(text[: len(text) - keep])
-            self._buf = text[len(text) - keep :]
             return ""
-        self._text(text[: m.end()])
+        self._text(m.group())
         self._state = _TEXT
         return text[m.end() :]
 
