@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import partial_json_parser
 from helpers import result_of, run_chunks
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from toolcall_parsers import get_format
 from toolcall_parsers.core.events import CallArgs, CallEnd, CallStart, Text
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: see conftest
@@ -39,7 +41,7 @@ names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,15}", fullmatch=True)
 prose = st.lists(
     st.one_of(
         st.text(alphabet=st.characters(blacklist_characters="{[<", blacklist_categories=("Cs",)), max_size=12),
-        st.sampled_from(["<tool_", "<tool_call", "</tool_call>", "<think", "</think>", "<", " ", "\n\n"]),
+        st.sampled_from(["<tool_", "<tool_call", "</tool_call>", "<think", "</think>", "<", " ", "\n\n", "<minimax:tool"]),
     ),
     max_size=5,
 ).map("".join)
@@ -64,19 +66,59 @@ def hermes_block(draw) -> tuple[str, str, dict[str, Any]]:
     return f"<tool_call>{sep}{body}{sep}</tool_call>", name, args
 
 
-BLOCKS = {"hermes_json": hermes_block()}
+@st.composite
+def hermes_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    block, name, args = draw(hermes_block())
+    return block, [(name, args)], []
+
+
+AMBIGUOUS_CLOSE = re.compile(r"</parameter>\s*(<parameter|</invoke>|$)")
+MINIMAX_VALUES = {
+    "string": string_values.filter(lambda v: not AMBIGUOUS_CLOSE.search(v)),
+    "integer": st.integers(-(10**15), 10**15),
+    "number": st.floats(allow_nan=False, allow_infinity=False),
+    "boolean": st.booleans(),
+    "null": st.none(),
+    "object": st.dictionaries(string_values, json_values, max_size=3),
+    "array": st.lists(json_values, max_size=3),
+}
 
 
 @st.composite
-def documents(draw, fmt: str) -> tuple[str, str, list[tuple[str, dict[str, Any]]]]:
-    parts = [draw(prose)]
-    calls = []
-    for _ in range(draw(st.integers(0, 3))):
-        block, name, args = draw(BLOCKS[fmt])
-        parts += [block, draw(prose)]
+def minimax_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """A block of invokes rendered the way the template does (strings raw, the rest as JSON), with
+    a tool schema per invoke that declares each parameter's type."""
+    calls, tools, invokes = [], [], []
+    for _ in range(draw(st.integers(1, 3))):
+        name = draw(names) + f"_{draw(st.integers(0, 10**9))}"
+        params = draw(st.dictionaries(names, st.sampled_from(sorted(MINIMAX_VALUES)), max_size=4))
+        args = {key: draw(MINIMAX_VALUES[kind]) for key, kind in params.items()}
+        tools.append({"type": "function", "function": {"name": name, "parameters": {
+            "type": "object", "properties": {key: {"type": kind} for key, kind in params.items()}}}})  # fmt: skip
+        body = "".join(
+            f'<parameter name="{k}">{v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}</parameter>\n'
+            for k, v in args.items()
+        )
+        invokes.append(f'<invoke name="{name}">\n{body}</invoke>\n')
         calls.append((name, args))
+    sep = draw(st.sampled_from(["", "\n"]))
+    return f"<minimax:tool_call>{sep}{''.join(invokes)}</minimax:tool_call>", calls, tools
+
+
+BLOCKS = {"hermes_json": hermes_document_block(), "minimax_xml": minimax_document_block()}
+
+
+@st.composite
+def documents(draw, fmt: str) -> tuple[str, str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    parts = [draw(prose)]
+    calls, tools = [], []
+    for _ in range(draw(st.integers(0, 3))):
+        block, block_calls, block_tools = draw(BLOCKS[fmt])
+        parts += [block, draw(prose)]
+        calls += block_calls
+        tools += block_tools
     prose_only = "".join(parts[::2])
-    return "".join(parts), prose_only, calls
+    return "".join(parts), prose_only, calls, tools or None
 
 
 def split(draw, text: str) -> list[str]:
@@ -101,24 +143,22 @@ def is_prefix(partial: Any, final: Any) -> bool:
 @SETTINGS
 @given(st.data(), st.sampled_from(sorted(BLOCKS)))
 def test_known_documents_parse_exactly_under_any_chunking(data, fmt):
-    text, prose_text, calls = data.draw(documents(fmt))
-    whole = run_chunks(fmt, [text])
+    text, prose_text, calls, tools = data.draw(documents(fmt))
+    whole = run_chunks(fmt, [text], tools)
     result = result_of(whole)
     assert result.content == (prose_text.strip() or None)  # nothing lost, nothing extra
     assert [(c.name, c.arguments) for c in result.calls] == calls  # no false calls, none missing
     assert [c.index for c in result.calls] == list(range(len(calls)))
-    assert run_chunks(fmt, split(data.draw, text)) == whole
-    assert run_chunks(fmt, list(text)) == whole
+    assert run_chunks(fmt, split(data.draw, text), tools) == whole
+    assert run_chunks(fmt, list(text), tools) == whole
 
 
 @SETTINGS
 @given(st.data(), st.sampled_from(sorted(BLOCKS)))
 def test_arguments_stream_monotonically(data, fmt):
-    text, _, _ = data.draw(documents(fmt))
+    text, _, _, tools = data.draw(documents(fmt))
     chunks = split(data.draw, text)
-    from toolcall_parsers import get_format
-
-    stream = get_format(fmt).stream(None, lambda n, i: f"id{i}")
+    stream = get_format(fmt).stream(tools, lambda n, i: f"id{i}")
     sent: dict[int, str] = {}
     ended: dict[int, dict[str, Any]] = {}
     for chunk in [*chunks, None]:
@@ -134,11 +174,13 @@ def test_arguments_stream_monotonically(data, fmt):
             if index in ended:
                 assert json.loads(prefix) == ended[index]
             elif prefix:
-                final = next(c.arguments for c in result_of(run_chunks(fmt, [text])).calls if c.index == index)
+                final = next(c.arguments for c in result_of(run_chunks(fmt, [text], tools)).calls if c.index == index)
                 assert is_prefix(partial_json_parser.loads(prefix), final), prefix
 
 
-NOISE_ALPHABET = [*'<>/{}[]":,\\ \n', "<tool_call>", "</tool_call>", "<think>", "</think>", "true", "1", "a"]
+NOISE_ALPHABET = [*"<>/{}[]\":,\\ \n='", "<tool_call>", "</tool_call>", "<think>", "</think>", "true", "1", "a"]
+NOISE_ALPHABET += ["<minimax:tool_call>", "</minimax:tool_call>", '<invoke name="f">', "</invoke>"]
+NOISE_ALPHABET += ['<parameter name="p">', "</parameter>", "<invoke name=", "<parameter name="]
 noise = st.lists(st.sampled_from(NOISE_ALPHABET) | st.text(max_size=3), max_size=40).map("".join)
 
 

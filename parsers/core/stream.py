@@ -113,7 +113,7 @@ class FormatStream:
         index = self._next_index
         self._next_index += 1
         if not self.tools.knows(name):
-            logger.warning("%s: call to %r, which is not among the request's tools", self.format_name, name)
+            self._warn(f"call to {name!r}, which is not among the request's tools")
         self._out.append(CallStart(index, self._id_factory(name, index), name))
         return index
 
@@ -126,8 +126,11 @@ class FormatStream:
 
     def _reject(self, reason: str, span: str) -> None:
         """A span that looked like a call is not one: log why, and return it as text."""
-        logger.warning("%s: %s; kept as text: %s", self.format_name, reason, shorten(span))
+        self._warn(f"{reason}; kept as text: {shorten(span)}")
         self._text(span)
+
+    def _warn(self, message: str) -> None:
+        logger.warning("%s: %s", self.format_name, message)
 
     # -- internals ----------------------------------------------------------------------------
 

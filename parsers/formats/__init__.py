@@ -10,6 +10,7 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.stream import FormatStream
 from .hermes_json import HermesJsonStream
+from .minimax_xml import MiniMaxXmlStream
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,14 @@ class Format:
 
 FORMATS: dict[str, Format] = {
     f.name: f
-    for f in (Format("hermes_json", '<tool_call>{"name": .., "arguments": {..}}</tool_call>', HermesJsonStream),)
+    for f in (
+        Format("hermes_json", '<tool_call>{"name": .., "arguments": {..}}</tool_call>', HermesJsonStream),
+        Format(
+            "minimax_xml",
+            '<minimax:tool_call><invoke name="f"><parameter name="p">v</parameter></invoke></minimax:tool_call>',
+            MiniMaxXmlStream,
+        ),
+    )
 }
 
 

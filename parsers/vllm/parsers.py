@@ -13,3 +13,12 @@ class HermesJsonToolParser(FormatToolParser):
     format_name = "hermes_json"
     structural_tag_model = "hermes"
     supports_required_and_named = False
+
+
+class MiniMaxXmlToolParser(FormatToolParser):
+    """`--tool-call-parser minimax_xml`. For `tool_choice="required"` or a named tool, vLLM's own
+    `minimax` structural tag constrains decoding to `<minimax:tool_call><invoke ...>` blocks."""
+
+    format_name = "minimax_xml"
+    structural_tag_model = "minimax"
+    supports_required_and_named = False

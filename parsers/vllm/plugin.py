@@ -10,6 +10,7 @@ from __future__ import annotations
 
 PARSERS = {
     "hermes_json": "HermesJsonToolParser",
+    "minimax_xml": "MiniMaxXmlToolParser",
 }
 
 
