@@ -41,7 +41,9 @@ names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,15}", fullmatch=True)
 prose = st.lists(
     st.one_of(
         st.text(alphabet=st.characters(blacklist_characters="{[<", blacklist_categories=("Cs",)), max_size=12),
-        st.sampled_from(["<tool_", "<tool_call", "</tool_call>", "<think", "</think>", "<", " ", "\n\n", "<minimax:tool"]),
+        st.sampled_from(
+            ["<tool_", "<tool_call", "</tool_call>", "<think", "</think>", "<", " ", "\n\n", "<minimax:tool"]
+        ),
     ),
     max_size=5,
 ).map("".join)

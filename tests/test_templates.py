@@ -20,7 +20,8 @@ TOOLS = [
         },
     }
 ]
-ASSISTANT_OPEN = "<|im_start|>assistant\n"
+# How each template opens and ends an assistant turn.
+TURNS = {"hermes_json": ("<|im_start|>assistant\n", "<|im_end|>"), "minimax_xml": ("]~b]ai\n", "[e~[")}
 
 
 def render(tokenizer, fmt: str, messages, **kwargs) -> str:
@@ -28,9 +29,10 @@ def render(tokenizer, fmt: str, messages, **kwargs) -> str:
     return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, **kwargs)
 
 
-def last_assistant_turn(rendered: str) -> str:
-    turn = rendered[rendered.rindex(ASSISTANT_OPEN) + len(ASSISTANT_OPEN) :]
-    return turn[: turn.index("<|im_end|>")]
+def last_assistant_turn(rendered: str, fmt: str = "hermes_json") -> str:
+    start, end = TURNS[fmt]
+    turn = rendered[rendered.rindex(start) + len(start) :]
+    return turn[: turn.index(end)]
 
 
 def test_prompt_shows_tools_and_the_call_format(smollm2_tokenizer):
@@ -100,6 +102,72 @@ def test_round_trip(smollm2_tokenizer, fmt, calls, content):
         ],
     }
     out = render(smollm2_tokenizer, fmt, [{"role": "user", "content": "go"}, message])
-    result = parse(fmt, last_assistant_turn(out))
+    result = parse(fmt, last_assistant_turn(out, fmt))
+    assert [(c.name, c.arguments) for c in result.calls] == calls
+    assert result.content == (content or None)
+
+
+def test_minimax_prompt_and_history(smollm2_tokenizer):
+    messages = [
+        {"role": "user", "content": "Paris?"},
+        {
+            "role": "assistant",
+            "content": "Let me check.",
+            "reasoning_content": "Need weather.",
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "sunny"},
+    ]
+    out = render(smollm2_tokenizer, "minimax_xml", messages, tools=TOOLS, add_generation_prompt=True)
+    assert out.startswith("]~!b[]~b]system\nYou are a helpful assistant.\n\n# Tools")
+    assert "<tool>" + json.dumps(TOOLS[0]["function"]) + "</tool>" in out
+    assert "]~b]tool\n<response>sunny</response>[e~[\n" in out
+    assert out.endswith("]~b]ai\n<think>\n")
+    turn = out.split("]~b]ai\n")[1].split("[e~[")[0]
+    assert turn.startswith("<think>\nNeed weather.\n</think>\n\nLet me check.\n<minimax:tool_call>\n")
+    result = parse("minimax_xml", turn, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in result.calls] == [("get_weather", {"city": "Paris"})]
+
+
+MINIMAX_KINDS = {
+    "string": st.text(max_size=20).filter(lambda v: not any(m in v for m in ("</parameter>", "[e~[", "]~b]"))),
+    "integer": st.integers(),
+    "number": st.floats(allow_nan=False, allow_infinity=False),
+    "boolean": st.booleans(),
+    "null": st.none(),
+    "object": st.dictionaries(st.text(max_size=5), values, max_size=3),
+    "array": st.lists(values, max_size=3),
+}
+
+
+@st.composite
+def typed_calls(draw):
+    calls, tools = [], []
+    for i in range(draw(st.integers(1, 3))):
+        kinds = draw(st.dictionaries(names, st.sampled_from(sorted(MINIMAX_KINDS)), max_size=4))
+        args = {key: draw(MINIMAX_KINDS[kind]) for key, kind in kinds.items()}
+        properties = {key: {"type": kind} for key, kind in kinds.items()}
+        name = f"tool_{i}"
+        tools.append({"type": "function", "function": {"name": name, "parameters": {"properties": properties}}})
+        calls.append((name, args))
+    return calls, tools
+
+
+@settings(max_examples=40, deadline=None)
+@given(typed_calls(), st.sampled_from(["", "Sure."]))
+def test_minimax_round_trip(smollm2_tokenizer, calls_and_tools, content):
+    calls, tools = calls_and_tools
+    message = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": a}}
+            for i, (n, a) in enumerate(calls)
+        ],
+    }
+    out = render(smollm2_tokenizer, "minimax_xml", [{"role": "user", "content": "go"}, message], tools=tools)
+    result = parse("minimax_xml", last_assistant_turn(out, "minimax_xml"), tools=tools)
     assert [(c.name, c.arguments) for c in result.calls] == calls
     assert result.content == (content or None)

@@ -40,7 +40,9 @@ def tokenizer(smollm2_dir):
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(smollm2_dir)
-    tok.add_tokens(["<think>", "</think>", "<tool_call>", "</tool_call>"])
+    tok.add_tokens(
+        ["<think>", "</think>", "<tool_call>", "</tool_call>", "<minimax:tool_call>", "</minimax:tool_call>"]
+    )
     return tok
 
 
@@ -53,18 +55,20 @@ def make_request(tools: Any = TOOLS, **kwargs: Any) -> ChatCompletionRequest:
     return ChatCompletionRequest(messages=[{"role": "user", "content": "x"}], model="m", tools=tools, **kwargs)
 
 
-def parser_for(tokenizer, request, reasoning: str | None = None):
+def parser_for(tokenizer, request, reasoning: str | None = None, fmt: str = "hermes_json"):
     cls = ParserManager.get_parser(
-        tool_parser_name="hermes_json", reasoning_parser_name=reasoning, enable_auto_tools=True, tokenizer=tokenizer
+        tool_parser_name=fmt, reasoning_parser_name=reasoning, enable_auto_tools=True, tokenizer=tokenizer
     )
     return cls(tokenizer, request.tools, model_config=None)
 
 
-def stream_through(tokenizer, text: str, request, reasoning: str | None = None, group: int = 1) -> dict[str, Any]:
+def stream_through(
+    tokenizer, text: str, request, reasoning: str | None = None, group: int = 1, fmt: str = "hermes_json"
+) -> dict[str, Any]:
     """Stream `text` through the stack, `group` tokens per delta (as `--stream-interval` or
     speculative decoding do); rebuild what an OpenAI client would see, checking the delta rules on
     the way (the first delta of a call carries id, type and name)."""
-    parser = parser_for(tokenizer, request, reasoning)
+    parser = parser_for(tokenizer, request, reasoning, fmt)
     ids = tokenizer.encode(text, add_special_tokens=False)
     tokens = token_chunks(lambda t: ids, lambda i: tokenizer.decode(list(i)), text)
     starts = range(0, len(ids), group)
@@ -91,31 +95,30 @@ def stream_through(tokenizer, text: str, request, reasoning: str | None = None, 
     }
 
 
-def complete_through(tokenizer, text: str, request, reasoning: str | None = None):
-    reasoning_text, content, calls = parser_for(tokenizer, request, reasoning).parse(
-        text, request, enable_auto_tools=True
-    )
+def complete_through(tokenizer, text: str, request, reasoning: str | None = None, fmt: str = "hermes_json"):
+    parser = parser_for(tokenizer, request, reasoning, fmt)
+    reasoning_text, content, calls = parser.parse(text, request, enable_auto_tools=True)
     return reasoning_text, content, calls or []
 
 
-CASES = load_corpus("hermes_json")
+CASES = [(fmt, case) for fmt in ("hermes_json", "minimax_xml") for case in load_corpus(fmt)]
 
 
 @pytest.mark.parametrize("group", [1, 5])
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_corpus_through_the_vllm_stack(tokenizer, case, group):
-    request = make_request(case["tools"])
-    _, content, calls = complete_through(tokenizer, case["text"], request)
+@pytest.mark.parametrize(("fmt", "case"), CASES, ids=[f"{f}:{c['id']}" for f, c in CASES])
+def test_corpus_through_the_vllm_stack(tokenizer, fmt, case, group):
+    request = make_request(case["tools"] or TOOLS)
+    _, content, calls = complete_through(tokenizer, case["text"], request, fmt=fmt)
     expected = case["expected"]
     assert content == expected["content"]
     assert [(c.name, json.loads(c.arguments)) for c in calls] == [
         (c["name"], c["arguments"]) for c in expected["calls"]
     ]
 
-    streamed = stream_through(tokenizer, case["text"], request, group=group)
+    streamed = stream_through(tokenizer, case["text"], request, group=group, fmt=fmt)
     assert streamed["content"] == expected["content"]
     # A call that started and then broke cannot be taken back from a stream: compare the finished ones.
-    events = run_chunks("hermes_json", [case["text"]], case["tools"])
+    events = run_chunks(fmt, [case["text"]], request.tools)
     finished = {e.index for e in events if isinstance(e, CallEnd)}
     started = [e.index for e in events if isinstance(e, CallStart)]
     streamed_finished = [c for i, c in zip(started, streamed["calls"], strict=True) if i in finished]
@@ -176,41 +179,82 @@ def test_held_back_text_is_flushed_at_the_end_of_the_stream(tokenizer):
     assert streamed["content"] == text
 
 
+# One call in each format, for the tests that run every format.
+SAMPLES = {
+    "hermes_json": ('<tool_call>{"name": "search", "arguments": {}}</tool_call>', "<tool_call>"),
+    "minimax_xml": ('<minimax:tool_call><invoke name="search"></invoke></minimax:tool_call>', "<minimax:tool_call>"),
+}
+PARSER_CLASSES = {"hermes_json": "HermesJsonToolParser", "minimax_xml": "MiniMaxXmlToolParser"}
+
+
+@pytest.mark.parametrize("fmt", sorted(SAMPLES))
 @pytest.mark.parametrize("request_kwargs", [{"tool_choice": "none"}, {"tools": None}])
-def test_text_passes_untouched_without_tool_calling(tokenizer, request_kwargs):
-    text = '  Here: <tool_call>{"name": "search", "arguments": {}}</tool_call>  '
+def test_text_passes_untouched_without_tool_calling(tokenizer, fmt, request_kwargs):
+    text = f"  Here: {SAMPLES[fmt][0]}  "
     request = make_request(**request_kwargs)
-    _, content, calls = complete_through(tokenizer, text, request)
+    _, content, calls = complete_through(tokenizer, text, request, fmt=fmt)
     assert calls == [] and content == text
-    streamed = stream_through(tokenizer, text, request)
+    streamed = stream_through(tokenizer, text, request, fmt=fmt)
     assert streamed["calls"] == [] and streamed["content"] == text
 
 
-def test_adjust_request_keeps_special_tokens_and_constrains_required(tokenizer):
+@pytest.mark.parametrize("fmt", sorted(SAMPLES))
+def test_adjust_request_keeps_special_tokens_and_constrains_required(tokenizer, fmt):
     request = make_request(tool_choice="required")
-    parser = parser_for(tokenizer, request)
-    parser.adjust_request(request)
+    parser_for(tokenizer, request, fmt=fmt).adjust_request(request)
     assert request.skip_special_tokens is False
-    assert request.structured_outputs is not None and "<tool_call>" in request.structured_outputs.structural_tag
+    assert request.structured_outputs is not None and SAMPLES[fmt][1] in request.structured_outputs.structural_tag
     auto = make_request()
-    parser_for(tokenizer, auto).adjust_request(auto)
+    parser_for(tokenizer, auto, fmt=fmt).adjust_request(auto)
     assert auto.structured_outputs is None  # auto stays unconstrained
 
 
-def test_entry_point_registers_the_parser():
-    from toolcall_parsers.vllm.parsers import HermesJsonToolParser
+@pytest.mark.parametrize("fmt", sorted(SAMPLES))
+def test_entry_point_registers_the_parser(fmt):
+    assert ToolParserManager.get_tool_parser(fmt).__name__ == PARSER_CLASSES[fmt]
 
-    assert ToolParserManager.get_tool_parser("hermes_json") is HermesJsonToolParser
 
-
-def test_tool_parser_plugin_path_registers_the_parser():
+def test_tool_parser_plugin_path_registers_the_parsers():
     plugin = ROOT / "parsers" / "vllm" / "plugin.py"
     code = (
         "from vllm.tool_parsers import ToolParserManager as M\n"
-        "assert 'hermes_json' not in M.list_registered()\n"
+        f"names = {sorted(SAMPLES)!r}\n"
+        "assert not set(names) & set(M.list_registered())\n"
         f"M.import_tool_parser({str(plugin)!r})\n"
-        "print(M.get_tool_parser('hermes_json').__name__)\n"
+        "print(*(M.get_tool_parser(n).__name__ for n in names))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().endswith("HermesJsonToolParser")
+    assert out.stdout.split() == [PARSER_CLASSES[n] for n in sorted(SAMPLES)]
+
+
+MINIMAX_CALL = '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n</invoke>\n'
+MINIMAX_CALL += "</minimax:tool_call>"
+
+
+@pytest.mark.parametrize(
+    ("reasoning", "text", "expected"),
+    [
+        # The turn starts inside reasoning (the template's prompt ends with <think>).
+        ("minimax_m2", "Wants weather.\n</think>\n\nOk.\n" + MINIMAX_CALL, ("Wants weather.", "Ok.", ["get_weather"])),
+        (
+            "minimax_m2_append_think",
+            "Wants weather.\n</think>\n\nOk.\n" + MINIMAX_CALL,
+            (None, "<think>Wants weather.\n</think>\n\nOk.", ["get_weather"]),
+        ),
+        # A call written inside reasoning is not a call.
+        (
+            "minimax_m2_append_think",
+            "Maybe " + MINIMAX_CALL + " later.\n</think>\n\nNo.",
+            (None, "<think>Maybe " + MINIMAX_CALL + " later.\n</think>\n\nNo.", []),
+        ),
+        # MM13: straight from implicit reasoning into a call; vLLM's minimax_m2 ends reasoning there.
+        ("minimax_m2", "Straight in.\n" + MINIMAX_CALL, ("Straight in.", None, ["get_weather"])),
+    ],
+)
+def test_minimax_with_its_reasoning_parsers(tokenizer, reasoning, text, expected):
+    request = make_request()
+    reasoning_text, content, calls = complete_through(tokenizer, text, request, reasoning, fmt="minimax_xml")
+    assert (reasoning_text, content, [c.name for c in calls]) == expected
+    streamed = stream_through(tokenizer, text, request, reasoning, fmt="minimax_xml")
+    assert (streamed["reasoning"], streamed["content"], [c["name"] for c in streamed["calls"]]) == expected

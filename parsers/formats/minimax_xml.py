@@ -224,7 +224,8 @@ class MiniMaxXmlStream(FormatStream):
         self._raw.append(text[:consumed])
         if name in self._arguments:
             self._warn(f"parameter {name!r} given twice in one invoke; the last one wins")
-        self._call_args(self._index, ("{" if not self._arguments else ", ") + json.dumps(name, ensure_ascii=False) + ": ")
+        separator = ", " if self._arguments else "{"
+        self._call_args(self._index, separator + json.dumps(name, ensure_ascii=False) + ": ")
         self._arguments[name] = None
         self._param = name
         self._value = ValueWriter(self._schema.get(name) if self.tools else None)
