@@ -1,0 +1,100 @@
+"""Shared pieces of the end-to-end tests: a real `vllm serve` per format and an OpenAI client.
+
+The model is too small to call tools reliably, so most requests force an exact raw text through
+vLLM's structured outputs (a regex of the text) with `tool_choice="auto"`: the real detokenizer,
+serving layer and parser then run on real token deltas. `tool_choice="required"` and named choices
+run unforced: there the grammar comes from the parser class (a vLLM structural tag).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+from vllm_server import SERVED_NAME as MODEL
+from vllm_server import vllm_server
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Get the weather for a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}},
+    },
+]
+STRICT_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "strict": True,
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string", "enum": ["Paris", "Tokyo"]}},
+                "required": ["city"],
+                "additionalProperties": False,
+            },
+        },
+    }
+]
+MESSAGES = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+@contextlib.contextmanager
+def serve(fmt: str, model_dir: Path) -> Iterator[openai.OpenAI]:
+    """A server with `--tool-call-parser fmt` (found through the entry point) and our template."""
+    args = ["--enable-auto-tool-choice", "--tool-call-parser", fmt]
+    args += ["--chat-template", str(ROOT / "chat_templates" / f"{fmt}.jinja")]
+    with vllm_server(model_dir, args) as base_url:
+        yield openai.OpenAI(base_url=base_url, api_key="unused", timeout=120)
+
+
+def forced(raw: str) -> dict[str, Any]:
+    return {"structured_outputs": {"regex": re.escape(raw)}}
+
+
+def complete(client, raw: str | None, tools=TOOLS, **kwargs):
+    extra = forced(raw) if raw is not None else None
+    kwargs.setdefault("max_tokens", 300)
+    response = client.chat.completions.create(
+        model=MODEL, messages=MESSAGES, tools=tools, temperature=0, extra_body=extra, **kwargs
+    )
+    return response.choices[0]
+
+
+def stream(client, raw: str | None, tools=TOOLS, **kwargs) -> dict[str, Any]:
+    """Stream a request and rebuild what a client sees, checking OpenAI's delta rules."""
+    extra = forced(raw) if raw is not None else None
+    kwargs.setdefault("max_tokens", 300)
+    chunks = client.chat.completions.create(
+        model=MODEL, messages=MESSAGES, tools=tools, temperature=0, stream=True, extra_body=extra, **kwargs
+    )
+    content, calls, finish = [], {}, None
+    for chunk in chunks:
+        choice = chunk.choices[0]
+        finish = choice.finish_reason or finish
+        content.append(choice.delta.content or "")
+        for tc in choice.delta.tool_calls or []:
+            if tc.index not in calls:
+                assert tc.id and tc.type == "function" and tc.function.name
+                calls[tc.index] = {"id": tc.id, "name": tc.function.name, "arguments": ""}
+            else:
+                assert not tc.id and not tc.function.name
+            calls[tc.index]["arguments"] += tc.function.arguments or ""
+    return {"content": "".join(content) or None, "calls": [calls[i] for i in sorted(calls)], "finish": finish}
+
+
+def call_pairs(calls) -> list[tuple[str, dict[str, Any]]]:
+    return [(c.function.name, json.loads(c.function.arguments)) for c in calls or []]

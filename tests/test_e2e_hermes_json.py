@@ -1,0 +1,95 @@
+"""End to end, `hermes_json`: a real `vllm serve` (CPU build) with SmolLM2-135M, the parser found
+through its entry point, our chat template, and the official `openai` client (see tests/e2e.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("vllm")
+
+from e2e import STRICT_TOOLS, call_pairs, complete, serve, stream
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def client(smollm2_dir):
+    with serve("hermes_json", smollm2_dir) as client:
+        yield client
+
+
+TWO_CALLS = (
+    "Let me check both.\n"
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "search", "arguments": {"query": "explain the </tool_call> token, ü"}}\n</tool_call>'
+)
+TWO_CALLS_EXPECTED = [("get_weather", {"city": "Paris"}), ("search", {"query": "explain the </tool_call> token, ü"})]
+
+
+def test_two_calls_non_streaming(client):
+    choice = complete(client, TWO_CALLS)
+    assert choice.finish_reason == "tool_calls"
+    assert choice.message.content == "Let me check both."
+    assert call_pairs(choice.message.tool_calls) == TWO_CALLS_EXPECTED
+    assert len({c.id for c in choice.message.tool_calls}) == 2
+
+
+def test_two_calls_streaming(client):
+    got = stream(client, TWO_CALLS)
+    assert got["finish"] == "tool_calls"
+    assert got["content"] == "Let me check both."
+    assert [(c["name"], json.loads(c["arguments"])) for c in got["calls"]] == TWO_CALLS_EXPECTED
+    assert len({c["id"] for c in got["calls"]}) == 2
+
+
+def test_plain_answer(client):
+    raw = "Paris is sunny today."
+    assert complete(client, raw).message.content == raw
+    got = stream(client, raw)
+    assert got == {"content": raw, "calls": [], "finish": "stop"}
+
+
+def test_empty_arguments_and_arguments_as_string(client):
+    raw = (
+        '<tool_call>{"name": "search", "arguments": {}}</tool_call>'
+        '<tool_call>{"name": "search", "arguments": "{\\"query\\": \\"x\\"}"}</tool_call>'
+    )
+    expected = [("search", {}), ("search", {"query": "x"})]
+    assert call_pairs(complete(client, raw).message.tool_calls) == expected
+    got = stream(client, raw)
+    assert [(c["name"], json.loads(c["arguments"])) for c in got["calls"]] == expected
+
+
+def test_truncated_call_is_not_presented_as_complete(client):
+    raw = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris and a very long tail of text'
+    choice = complete(client, raw, max_tokens=18)
+    assert choice.finish_reason == "length"
+    assert not choice.message.tool_calls
+    assert choice.message.content.startswith("Checking.\n<tool_call>")
+    got = stream(client, raw, max_tokens=18)
+    assert got["finish"] == "length"
+    assert got["content"].startswith("Checking.\n<tool_call>")  # the unfinished block comes back as text
+
+
+def test_tool_choice_none_passes_text_untouched(client):
+    raw = 'Here: <tool_call>{"name": "search", "arguments": {}}</tool_call>'
+    choice = complete(client, raw, tool_choice="none")
+    assert choice.message.content == raw and not choice.message.tool_calls
+    assert stream(client, raw, tool_choice="none") == {"content": raw, "calls": [], "finish": "stop"}
+
+
+def test_tool_choice_required_is_constrained_to_the_format(client):
+    choice = complete(client, None, tools=STRICT_TOOLS, tool_choice="required", max_tokens=100)
+    assert choice.finish_reason == "tool_calls"
+    assert call_pairs(choice.message.tool_calls)[0][0] == "get_weather"
+    got = stream(client, None, tools=STRICT_TOOLS, tool_choice="required", max_tokens=100)
+    assert got["finish"] == "tool_calls" and got["calls"][0]["name"] == "get_weather"
+    assert json.loads(got["calls"][0]["arguments"])["city"] in ("Paris", "Tokyo")
+
+
+def test_named_tool_choice(client):
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    choice = complete(client, None, tools=STRICT_TOOLS, tool_choice=named, max_tokens=100)
+    assert call_pairs(choice.message.tool_calls)[0][0] == "get_weather"
