@@ -22,6 +22,7 @@ class MarkerScanner:
         self._pattern = re.compile("|".join(re.escape(m) for m in self.markers))
         self._proper_prefixes = {m[:i] for m in self.markers for i in range(1, len(m))}
         self._first_chars = {m[0] for m in self.markers}
+        self._first_char = self.markers[0][0]
         self._longest = len(self.markers[0])
 
     def search(self, text: str, start: int = 0) -> re.Match[str] | None:
@@ -43,10 +44,10 @@ class MarkerScanner:
         if window <= 0:
             return 0
         floor = len(text) - window
-        first = min(
-            (i for c in self._first_chars if (i := text.find(c, floor)) >= 0),
-            default=-1,
-        )
+        if len(self._first_chars) == 1:  # the usual case: every marker starts with "<" or "["
+            first = text.find(self._first_char, floor)
+        else:
+            first = min((i for c in self._first_chars if (i := text.find(c, floor)) >= 0), default=-1)
         if first < 0:
             return 0
         for start in range(first, len(text)):

@@ -29,6 +29,7 @@ import json
 import math
 import re
 from collections.abc import Callable
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 _ALIASES = {"str": "string", "text": "string", "int": "integer", "float": "number", "bool": "boolean"}
@@ -199,8 +200,12 @@ def _string_from_start(types: frozenset[str]) -> Callable[[str], bool | None]:
     return lambda head: True
 
 
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+
+
 def _escape(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    """`text` as the inside of a JSON string (json.dumps with ensure_ascii=False, without quotes)."""
+    return encode_basestring(text)[1:-1] if _NEEDS_ESCAPE.search(text) else text
 
 
 class ValueWriter:
