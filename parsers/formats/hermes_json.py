@@ -20,10 +20,10 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.json_calls import JsonCallReader
 from ..core.json_lexer import JsonSyntaxError
-from ..core.markers import MarkerScanner
+from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream
 
-_TEXT, _THINK, _OPEN, _JSON, _AFTER = range(5)
+_TEXT, _OPEN, _JSON, _AFTER = range(4)
 
 
 class HermesJsonStream(FormatStream):
@@ -43,16 +43,13 @@ class HermesJsonStream(FormatStream):
         super().__init__(tools, id_factory)
         self._start_marker = start_marker
         self._end_marker = end_marker
-        self._think_open, self._think_close = think_markers or ("", "")
-        self._text_scanner = MarkerScanner([start_marker] + ([self._think_open] if think_markers else []))
-        self._think_scanner = MarkerScanner([self._think_close]) if think_markers else None
+        self._outside = OutsideCalls(self._text, [start_marker], think_markers)
         self._state = _TEXT
         self._buf = ""  # text held back: a partial marker, or whitespace after a value
         self._raw: list[str] = []  # the current block since START or the last finished call
         self._reader: JsonCallReader | None = None
         self._readers = {
             _TEXT: self._scan_text,
-            _THINK: self._scan_think,
             _OPEN: self._scan_open,
             _JSON: self._scan_json,
             _AFTER: self._scan_after,
@@ -69,27 +66,11 @@ class HermesJsonStream(FormatStream):
             text = readers[self._state](text)
 
     def _scan_text(self, text: str) -> str:
-        before, m, self._buf = self._text_scanner.split(text)
-        self._text(before)
-        if m is None:
-            return ""
-        if m.group() == self._start_marker:
+        m, rest = self._outside.scan(text)
+        if m is not None:
             self._raw = [m.group()]
             self._state = _OPEN
-        else:
-            self._text(m.group())
-            self._state = _THINK
-        return text[m.end() :]
-
-    def _scan_think(self, text: str) -> str:
-        assert self._think_scanner is not None
-        before, m, self._buf = self._think_scanner.split(text)
-        self._text(before)
-        if m is None:
-            return ""
-        self._text(m.group())
-        self._state = _TEXT
-        return text[m.end() :]
+        return rest
 
     def _scan_open(self, text: str) -> str:
         body = text.lstrip()
@@ -140,11 +121,11 @@ class HermesJsonStream(FormatStream):
             self._raw.append(self._buf)
             self._reject_block("the output ended inside a tool call")
         else:
-            self._text(self._buf)
+            self._text(self._outside.release() + self._buf)
         self._buf = ""
 
     def _pending_text(self) -> str:
-        return "".join(self._raw) + self._buf
+        return self._outside.release() + "".join(self._raw) + self._buf
 
     # -- helpers --------------------------------------------------------------------------------
 

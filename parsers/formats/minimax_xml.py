@@ -26,6 +26,7 @@ from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.markers import MarkerScanner
+from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream
 from ..core.typed_values import ValueWriter
 
@@ -35,7 +36,7 @@ PARAM_OPEN, PARAM_CLOSE = "<parameter name=", "</parameter>"
 VALUE_FOLLOWERS = ("<parameter", INVOKE_CLOSE)
 MAX_NAME = 1024
 
-_TEXT, _THINK, _BLOCK, _INVOKE_NAME, _INVOKE, _PARAM_NAME, _VALUE, _SKIP = range(8)
+_TEXT, _BLOCK, _INVOKE_NAME, _INVOKE, _PARAM_NAME, _VALUE, _SKIP = range(7)
 
 
 class _Malformed(Exception):
@@ -82,9 +83,7 @@ class MiniMaxXmlStream(FormatStream):
         think_markers: tuple[str, str] | None = ("<think>", "</think>"),
     ) -> None:
         super().__init__(tools, id_factory)
-        self._think_open, self._think_close = think_markers or ("", "")
-        self._text_scanner = MarkerScanner([START] + ([self._think_open] if think_markers else []))
-        self._think_scanner = MarkerScanner([self._think_close]) if think_markers else None
+        self._outside = OutsideCalls(self._text, [START], think_markers)
         self._value_scanner = MarkerScanner([PARAM_CLOSE])
         self._skip_scanner = MarkerScanner([INVOKE_CLOSE, END])
         self._state = _TEXT
@@ -98,7 +97,6 @@ class MiniMaxXmlStream(FormatStream):
         self._schema: dict[str, Any] = {}
         self._readers = {
             _TEXT: self._scan_text,
-            _THINK: self._scan_think,
             _BLOCK: self._scan_block,
             _INVOKE_NAME: self._scan_invoke_name,
             _INVOKE: self._scan_invoke,
@@ -121,28 +119,12 @@ class MiniMaxXmlStream(FormatStream):
     # -- outside calls ---------------------------------------------------------------------------
 
     def _scan_text(self, text: str) -> str:
-        before, m, self._buf = self._text_scanner.split(text)
-        self._text(before)
-        if m is None:
-            return ""
-        if m.group() == START:
+        m, rest = self._outside.scan(text)
+        if m is not None:
             self._raw = [START]
             self._block_calls = 0
             self._state = _BLOCK
-        else:
-            self._text(m.group())
-            self._state = _THINK
-        return text[m.end() :]
-
-    def _scan_think(self, text: str) -> str:
-        assert self._think_scanner is not None
-        before, m, self._buf = self._think_scanner.split(text)
-        self._text(before)
-        if m is None:
-            return ""
-        self._text(m.group())
-        self._state = _TEXT
-        return text[m.end() :]
+        return rest
 
     # -- markup ----------------------------------------------------------------------------------
 
@@ -302,8 +284,8 @@ class MiniMaxXmlStream(FormatStream):
             self._raw.append(self._buf)
             self._reject("the output ended inside a tool call", "".join(self._raw))
         else:
-            self._text(self._buf)
+            self._text(self._outside.release() + self._buf)
         self._buf = ""
 
     def _pending_text(self) -> str:
-        return "".join(self._raw) + self._buf
+        return self._outside.release() + "".join(self._raw) + self._buf
