@@ -86,5 +86,25 @@ def smollm2_codec(smollm2_tokenizer) -> Codec:
 
 
 @pytest.fixture(scope="session")
-def codecs(qwen_codec: Codec, smollm2_codec: Codec) -> dict[str, Codec]:
-    return {"qwen": qwen_codec, "smollm2": smollm2_codec}
+def mistral_codec() -> Codec:
+    """Mistral's Tekken tokenizer (package `mistral-common`), `[TOOL_CALLS]` as its control token."""
+    import mistral_common
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    tok = Tekkenizer.from_file(Path(mistral_common.__file__).parent / "data" / "tekken_240911.json")
+    marker = tok.get_special_token("[TOOL_CALLS]")
+
+    def encode(text: str) -> list[int]:
+        ids: list[int] = []
+        for i, part in enumerate(text.split("[TOOL_CALLS]")):
+            ids += [marker] if i else []
+            ids += tok.encode(part, bos=False, eos=False)
+        return ids
+
+    return encode, lambda ids: tok.decode(list(ids), special_token_policy=SpecialTokenPolicy.KEEP)
+
+
+@pytest.fixture(scope="session")
+def codecs(qwen_codec: Codec, smollm2_codec: Codec, mistral_codec: Codec) -> dict[str, Codec]:
+    return {"qwen": qwen_codec, "smollm2": smollm2_codec, "mistral": mistral_codec}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from helpers import char_chunks, load_corpus, random_chunks, result_of, run_chunks, summary, token_chunks
 
-FORMATS = ["hermes_json", "minimax_xml"]
+FORMATS = ["hermes_json", "minimax_xml", "mistral_json"]
 CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
 
 
@@ -21,6 +21,8 @@ def test_corpus_case(fmt, case, codecs):
         chunkings[f"tokens:{name}"] = token_chunks(encode, decode, text)
     reference = run_chunks(fmt, chunkings["whole"], tools)
     assert summary(result_of(reference)) == case["expected"]
+    if "expected_ids" in case:  # model-written ids the format keeps
+        assert [c.id for c in result_of(reference).calls] == case["expected_ids"]
     for mode, chunks in chunkings.items():
         assert run_chunks(fmt, chunks, tools) == reference, mode
 

@@ -99,8 +99,7 @@ class JsonCallReader:
     """Reads one JSON value that is a call object or an array of call objects.
 
     The owner supplies `on_start(name) -> index`, `on_args(index, fragment)` and
-    `on_end(index, arguments)`. `call_ended_at` is the chunk position after the last call that
-    ended during the latest `feed`, or -1.
+    `on_end(index, arguments)`.
     """
 
     def __init__(
@@ -108,15 +107,19 @@ class JsonCallReader:
         on_start: Callable[[str], int],
         on_args: Callable[[int, str], None],
         on_end: Callable[[int, dict[str, Any]], None],
+        prefix: str = "",
     ) -> None:
         self._lexer = JsonLexer()
+        self.unfinished: list[str] = [prefix] if prefix else []
+        """The text since the last finished call (from `prefix`, the markup before the value): what
+        goes back as text when the value breaks."""
+        self._ended_at = -1
         self._on_start = on_start
         self._on_args = on_args
         self._on_end = on_end
         self._object_depth = -1  # depth of the current call object; -1 between calls
         self._in_array = False
         self._reset_call()
-        self.call_ended_at = -1
 
     def _reset_call(self) -> None:
         self._key_depth = -1  # depth at which the keys of the call object (or its wrapper) sit
@@ -136,17 +139,30 @@ class JsonCallReader:
         return self._lexer.done
 
     def feed(self, chunk: str) -> int:
-        """Read `chunk`; return the index just after the value if it ended here, else -1."""
-        self.call_ended_at = -1
+        """Read `chunk`; return the index just after the value if it ended here, else -1. Raises
+        JsonSyntaxError (`pos` in `chunk`) where the text stops being calls."""
+        self._ended_at = -1
         try:
-            tokens, end = self._lexer.feed(chunk)
-        except JsonSyntaxError as err:
-            for token in err.tokens:
+            failure: JsonSyntaxError | None = None
+            try:
+                tokens, end = self._lexer.feed(chunk)
+            except JsonSyntaxError as err:
+                tokens, end, failure = err.tokens, -1, err
+            for token in tokens:
                 self._token(token)
+            if failure is not None:
+                raise failure
+        except JsonSyntaxError as err:
+            self._keep(chunk, err.pos)
             raise
-        for token in tokens:
-            self._token(token)
+        self._keep(chunk, len(chunk) if end < 0 else end)
         return end
+
+    def _keep(self, chunk: str, upto: int) -> None:
+        if self._ended_at >= 0:
+            self.unfinished = [chunk[self._ended_at : upto]]
+        else:
+            self.unfinished.append(chunk[:upto])
 
     def _token(self, token: Token) -> None:
         if self._args is not None and not self._args_done:  # hot path: arguments streaming
@@ -252,4 +268,4 @@ class JsonCallReader:
         self._on_end(self._index, arguments)
         self._object_depth = -1
         self._reset_call()
-        self.call_ended_at = end
+        self._ended_at = end

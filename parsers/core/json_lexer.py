@@ -157,6 +157,16 @@ class JsonLexer:
             return tokens, max(i - offset, 0)
         return tokens, -1
 
+    def finish(self) -> list[Token]:
+        """End of input: a number or literal waiting for a terminator is complete after all."""
+        raw = self._carry
+        if self._in_string or not (raw in _LITERALS or _NUMBER.fullmatch(raw)):
+            return []
+        self._carry = ""
+        token = ("scalar", raw, len(self._stack), False, 0)
+        self._after_value()
+        return [token]
+
     def _after_value(self) -> None:
         self._expect = _COMMA_OR_CLOSE if self._stack else _DONE
 

@@ -109,13 +109,17 @@ class FormatStream:
         if len(body) < len(text):
             self._held_whitespace.append(text[len(body) :])
 
-    def _start_call(self, name: str) -> int:
+    def _start_call(self, name: str, call_id: str | None = None) -> int:
+        """Announce a call; `call_id` is a model-written id the format decided to keep."""
         index = self._next_index
         self._next_index += 1
         if not self.tools.knows(name):
             self._warn(f"call to {name!r}, which is not among the request's tools")
-        self._out.append(CallStart(index, self._id_factory(name, index), name))
+        self._out.append(CallStart(index, call_id or self._make_id(name, index), name))
         return index
+
+    def _make_id(self, name: str, index: int) -> str:
+        return self._id_factory(name, index)
 
     def _call_args(self, index: int, fragment: str) -> None:
         if fragment:

@@ -11,6 +11,7 @@ from ..core.ids import IdFactory
 from ..core.stream import FormatStream
 from .hermes_json import HermesJsonStream
 from .minimax_xml import MiniMaxXmlStream
+from .mistral_json import MistralJsonStream
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ FORMATS: dict[str, Format] = {
             '<minimax:tool_call><invoke name="f"><parameter name="p">v</parameter></invoke></minimax:tool_call>',
             MiniMaxXmlStream,
         ),
+        Format("mistral_json", "[TOOL_CALLS][{..}] (v2-v7) or [TOOL_CALLS]name[ARGS]{..} (v11+)", MistralJsonStream),
     )
 }
 

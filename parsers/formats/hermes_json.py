@@ -46,7 +46,7 @@ class HermesJsonStream(FormatStream):
         self._outside = OutsideCalls(self._text, [start_marker], think_markers)
         self._state = _TEXT
         self._buf = ""  # text held back: a partial marker, or whitespace after a value
-        self._raw: list[str] = []  # the current block since START or the last finished call
+        self._raw: list[str] = []  # the block's markup before its JSON (START, whitespace)
         self._reader: JsonCallReader | None = None
         self._readers = {
             _TEXT: self._scan_text,
@@ -88,11 +88,10 @@ class HermesJsonStream(FormatStream):
         try:
             end = self._reader.feed(text)
         except JsonSyntaxError as err:
-            self._keep_raw(text, err.pos)
+            self._raw = self._reader.unfinished
             self._reject_block(f"not a valid call ({err})")
             return text[err.pos :]
         if end < 0:
-            self._keep_raw(text, len(text))
             return ""
         self._raw = []
         self._reader = None
@@ -118,6 +117,8 @@ class HermesJsonStream(FormatStream):
 
     def _close(self) -> None:
         if self._state in (_OPEN, _JSON):
+            if self._reader is not None:
+                self._raw = self._reader.unfinished
             self._raw.append(self._buf)
             self._reject_block("the output ended inside a tool call")
         else:
@@ -125,21 +126,15 @@ class HermesJsonStream(FormatStream):
         self._buf = ""
 
     def _pending_text(self) -> str:
-        return self._outside.release() + "".join(self._raw) + self._buf
+        unfinished = self._reader.unfinished if self._reader is not None else self._raw
+        return self._outside.release() + "".join(unfinished) + self._buf
 
     # -- helpers --------------------------------------------------------------------------------
 
     def _start_value(self) -> None:
-        self._reader = JsonCallReader(self._start_call, self._call_args, self._end_call)
+        self._reader = JsonCallReader(self._start_call, self._call_args, self._end_call, "".join(self._raw))
+        self._raw = []
         self._state = _JSON
-
-    def _keep_raw(self, text: str, upto: int) -> None:
-        """Remember the block's text up to `upto`, dropping what belongs to calls that ended."""
-        assert self._reader is not None
-        if self._reader.call_ended_at >= 0:
-            self._raw = [text[self._reader.call_ended_at : upto]]
-        else:
-            self._raw.append(text[:upto])
 
     def _reject_block(self, reason: str) -> None:
         self._reject(reason, "".join(self._raw))

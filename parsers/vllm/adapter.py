@@ -47,6 +47,8 @@ class FormatToolParser(ToolParser):
 
     format_name: ClassVar[str]
     format_options: ClassVar[dict[str, Any]] = {}
+    engine_ids: ClassVar[bool] = True
+    """Give calls vLLM's ids; False where the format has its own id rule (Mistral)."""
     engine_based_streaming = True
     supports_required_and_named = False
 
@@ -57,8 +59,11 @@ class FormatToolParser(ToolParser):
         self._passthrough = False
         self._sent_fragments: list[str] = []  # arguments sent for the current call
 
-    def _new_stream(self) -> FormatStream:
-        return self._format.stream(self.tools, _vllm_call_id, **self.format_options)
+    def _new_stream(self, streaming: bool) -> FormatStream:
+        return self._format.stream(self.tools, _vllm_call_id if self.engine_ids else None, **self.format_options)
+
+    def _feed(self, stream: FormatStream, text: str, delta_token_ids: Sequence[int]) -> list[Event]:
+        return stream.feed(text)
 
     # -- request shaping ----------------------------------------------------------------------
 
@@ -74,7 +79,7 @@ class FormatToolParser(ToolParser):
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         if _passes_through(request):
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
-        stream = self._new_stream()
+        stream = self._new_stream(streaming=False)
         result = build_result(stream.feed(model_output) + stream.close())
         calls = [
             ToolCall(id=c.id, type="function", function=FunctionCall(name=c.name, arguments=c.arguments_json))
@@ -99,10 +104,10 @@ class FormatToolParser(ToolParser):
         if self._stream is None and not self._passthrough:
             self._passthrough = _passes_through(request)
             if not self._passthrough:
-                self._stream = self._new_stream()
+                self._stream = self._new_stream(streaming=True)
         if self._stream is None:
             return DeltaMessage(content=new_text) if new_text else None
-        return self._to_delta(self._stream.feed(new_text))
+        return self._to_delta(self._feed(self._stream, new_text, delta_token_ids))
 
     def finish_streaming(self) -> DeltaMessage | None:
         """End of the stream (called by vLLM for engine-based parsers): release what was held."""

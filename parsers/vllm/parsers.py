@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from vllm.sampling_params import StructuredOutputsParams
+
+from ..core.events import Event
+from ..core.stream import FormatStream
+from ..core.tools import ToolIndex
+from ..formats.mistral_json import ARGS, MARKER, MistralJsonStream, required_constraint
 from .adapter import FormatToolParser
 
 
@@ -22,3 +33,51 @@ class MiniMaxXmlToolParser(FormatToolParser):
     format_name = "minimax_xml"
     structural_tag_model = "minimax"
     supports_required_and_named = False
+
+
+@functools.lru_cache(maxsize=16)
+def _single_token_id(tokenizer: Any, text: str) -> int | None:
+    """The id of `text` when the tokenizer has it as one token (looked up once per tokenizer)."""
+    try:
+        return tokenizer.get_vocab().get(text)
+    except Exception:
+        return None
+
+
+class MistralJsonToolParser(FormatToolParser):
+    """`--tool-call-parser mistral_json`: every Mistral generation, told apart by the text. Ids are
+    Mistral's nine letters and digits. Where `[TOOL_CALLS]` is one token, a streamed marker counts
+    only when that token was generated. `tool_choice="required"` or a named tool constrain decoding
+    to `[TOOL_CALLS]name[ARGS]{..}` (tokenizers with `[ARGS]`) or `[TOOL_CALLS][{..}]`."""
+
+    format_name = "mistral_json"
+    engine_ids = False
+    supports_required_and_named = False
+
+    def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
+        super().__init__(tokenizer, tools)
+        self._marker_id = _single_token_id(tokenizer, MARKER)
+        self._v11 = _single_token_id(tokenizer, ARGS) is not None
+
+    def _new_stream(self, streaming: bool) -> FormatStream:
+        # Token ids reach only the streaming path; a finished response is read by its text alone.
+        return MistralJsonStream(self.tools, marker_is_token=streaming and self._marker_id is not None)
+
+    def _feed(self, stream: FormatStream, text: str, delta_token_ids: Sequence[int]) -> list[Event]:
+        assert isinstance(stream, MistralJsonStream)
+        return stream.feed(text, marker_tokens=sum(1 for t in delta_token_ids if t == self._marker_id))
+
+    def adjust_request(self, request: Any) -> Any:
+        request = super().adjust_request(request)
+        choice = request.tool_choice
+        named = getattr(getattr(choice, "function", None), "name", None) or getattr(choice, "name", None)
+        if request.tools and (choice == "required" or named):
+            tag = required_constraint(
+                ToolIndex(request.tools).schemas,
+                only=named,
+                single=bool(named) or request.parallel_tool_calls is False,
+                v11=self._v11,
+            )
+            request.structured_outputs = StructuredOutputsParams(structural_tag=json.dumps(tag))
+            request.response_format = None
+        return request

@@ -11,6 +11,7 @@ from __future__ import annotations
 PARSERS = {
     "hermes_json": "HermesJsonToolParser",
     "minimax_xml": "MiniMaxXmlToolParser",
+    "mistral_json": "MistralJsonToolParser",
 }
 
 
