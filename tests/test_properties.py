@@ -42,7 +42,7 @@ prose = st.lists(
     st.one_of(
         st.text(alphabet=st.characters(blacklist_characters="{[<", blacklist_categories=("Cs",)), max_size=12),
         st.sampled_from(
-            ["<tool_", "<tool_call", "</tool_call>", "<think", "</think>", "<", " ", "\n\n", "<minimax:tool"]
+            ["<tool_", "<tool_call", "</tool_call>", "<think", "</think>", "<", " ", "\n\n", "<minimax:tool", "[TOOL_"]
         ),
     ),
     max_size=5,
@@ -107,7 +107,26 @@ def minimax_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]],
     return f"<minimax:tool_call>{sep}{''.join(invokes)}</minimax:tool_call>", calls, tools
 
 
-BLOCKS = {"hermes_json": hermes_document_block(), "minimax_xml": minimax_document_block()}
+@st.composite
+def mistral_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """Calls in either generation: `[TOOL_CALLS][{..}, ..]` or `[TOOL_CALLS]name[ARGS]{..}` per call
+    (with or without `[ARGS]`, which vLLM's Mistral tokenizer mode drops)."""
+    calls = draw(st.lists(st.tuples(names, arguments), min_size=1, max_size=3))
+    if draw(st.booleans()):
+        items = [{"name": n, "arguments": a} for n, a in calls]
+        body = json.dumps(items, ensure_ascii=draw(st.booleans()))
+        text = "[TOOL_CALLS]" + draw(st.sampled_from(["", " "])) + body
+    else:
+        args_marker = draw(st.sampled_from(["[ARGS]", ""]))
+        text = "".join(f"[TOOL_CALLS]{n}{args_marker}{json.dumps(a, ensure_ascii=False)}" for n, a in calls)
+    return text, calls, []
+
+
+BLOCKS = {
+    "hermes_json": hermes_document_block(),
+    "minimax_xml": minimax_document_block(),
+    "mistral_json": mistral_document_block(),
+}
 
 
 @st.composite
@@ -183,6 +202,7 @@ def test_arguments_stream_monotonically(data, fmt):
 NOISE_ALPHABET = [*"<>/{}[]\":,\\ \n='", "<tool_call>", "</tool_call>", "<think>", "</think>", "true", "1", "a"]
 NOISE_ALPHABET += ["<minimax:tool_call>", "</minimax:tool_call>", '<invoke name="f">', "</invoke>"]
 NOISE_ALPHABET += ['<parameter name="p">', "</parameter>", "<invoke name=", "<parameter name="]
+NOISE_ALPHABET += ["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]", "f", "abc123def"]
 noise = st.lists(st.sampled_from(NOISE_ALPHABET) | st.text(max_size=3), max_size=40).map("".join)
 
 

