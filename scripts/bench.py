@@ -19,6 +19,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from prepare_model import ensure_model
 
-# name in the table -> (tool parser name, markers the tokenizer should hold as single tokens)
-PAIRS: dict[str, list[str]] = {
-    "hermes_json": ["hermes_json", "hermes"],
-    "minimax_xml": ["minimax_xml", "minimax_m2"],
-}
 FLOORS = ["floor", "floor_legacy", "floor_calls"]
-MARKERS = ["<tool_call>", "</tool_call>", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"]
 CODE_LINE = [
     "def handle_{i}(request, *, retries=3):\n",
     '    """Handle request {i}; see docs/api.md#{i}."""\n',
@@ -67,7 +63,38 @@ def minimax_text(code: str) -> str:
     )
 
 
-TEXTS = {"hermes_json": hermes_text, "minimax_xml": minimax_text}
+def mistral_v11_text(code: str) -> str:
+    return f"I'll write the file.[TOOL_CALLS]write_file[ARGS]{json.dumps({'path': 'app/handlers.py', 'content': code})}"
+
+
+def mistral_v3_text(code: str) -> str:
+    call = {"name": "write_file", "arguments": {"path": "app/handlers.py", "content": code}}
+    return f"[TOOL_CALLS] {json.dumps([call])}"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One table: our parser, the built-ins it is measured against, the text, the tokens to add
+    to the tokenizer (the model's markers; `special` ones are special tokens, as in Mistral's)."""
+
+    ours: str
+    builtins: tuple[str, ...]
+    text: Callable[[str], str]
+    tokens: tuple[str, ...] = ()
+    special: tuple[str, ...] = ()
+
+
+WORKLOADS = {
+    "hermes_json": Workload("hermes_json", ("hermes",), hermes_text, ("<tool_call>", "</tool_call>")),
+    "minimax_xml": Workload(
+        "minimax_xml",
+        ("minimax_m2",),
+        minimax_text,
+        ("<minimax:tool_call>", "</minimax:tool_call>", "<think>", "</think>"),
+    ),
+    "mistral_json_v11": Workload("mistral_json", ("mistral",), mistral_v11_text, special=("[TOOL_CALLS]", "[ARGS]")),
+    "mistral_json_v3": Workload("mistral_json", ("mistral",), mistral_v3_text, special=("[TOOL_CALLS]",)),
+}
 
 
 def token_deltas(tokenizer: Any, text: str) -> list[tuple[str, list[int]]]:
@@ -137,7 +164,7 @@ def main() -> None:
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cli.add_argument("--sizes", default="1024,4096,16384,65536")
     cli.add_argument("--repeat", type=int, default=3)
-    cli.add_argument("--formats", default=",".join(PAIRS))
+    cli.add_argument("--workloads", default=",".join(WORKLOADS))
     cli.add_argument("--budget", type=float, default=120, help="seconds one run of a parser may take")
     args = cli.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -149,21 +176,24 @@ def main() -> None:
 
     load_general_plugins()
     register_floors()
-    tokenizer = AutoTokenizer.from_pretrained(ensure_model())
-    tokenizer.add_tokens(MARKERS)
     properties = {"path": {"type": "string"}, "content": {"type": "string"}}
     tool = {"type": "function", "function": {"name": "write_file", "parameters": {"properties": properties}}}
     request = ChatCompletionRequest(messages=[{"role": "user", "content": "x"}], model="m", tools=[tool])
 
-    for fmt in args.formats.split(","):
-        names = [*FLOORS, *PAIRS[fmt]]
+    for workload_name in args.workloads.split(","):
+        workload = WORKLOADS[workload_name]
+        fmt = workload.ours
+        tokenizer = AutoTokenizer.from_pretrained(ensure_model())
+        tokenizer.add_tokens(list(workload.tokens))
+        tokenizer.add_special_tokens({"additional_special_tokens": list(workload.special)})
+        names = [*FLOORS, fmt, *workload.builtins]
         classes = {
             n: ParserManager.get_parser(tool_parser_name=n, enable_auto_tools=True, tokenizer=tokenizer) for n in names
         }
         rows: dict[str, dict[int, float]] = {n: {} for n in names}
         too_slow: set[str] = set()  # quadratic parsers whose next size would take too long
         for size in sizes:
-            text = TEXTS[fmt](code_of_length(size))
+            text = workload.text(code_of_length(size))
             deltas = token_deltas(tokenizer, text)
             for name in names:
                 if name in too_slow:
@@ -175,12 +205,12 @@ def main() -> None:
             ours_args = run_once(classes[fmt], tokenizer, request, deltas)[1]
             if json.loads(ours_args)["content"] != code_of_length(size):
                 raise RuntimeError(f"{fmt}: streamed arguments differ from the model's")
-            print(f"# {fmt} {size:>6} chars: {len(deltas)} deltas", file=sys.stderr)
-        print_table(fmt, names, sizes, rows)
+            print(f"# {workload_name} {size:>6} chars: {len(deltas)} deltas", file=sys.stderr)
+        print_table(workload_name, fmt, names, sizes, rows)
 
 
-def print_table(fmt: str, names: list[str], sizes: list[int], rows: dict[str, dict[int, float]]) -> None:
-    print(f"\n{fmt}: microseconds per delta (ratio to floor)\n")
+def print_table(title: str, fmt: str, names: list[str], sizes: list[int], rows: dict[str, dict[int, float]]) -> None:
+    print(f"\n{title}: microseconds per delta (ratio to floor)\n")
     print(
         "| parser | " + " | ".join(f"{s // 1024}K" for s in sizes) + f" | {sizes[-1] // 1024}K / {sizes[0] // 1024}K |"
     )
