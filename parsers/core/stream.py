@@ -15,6 +15,7 @@ that into the public `feed()` / `close()` contract:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from .events import CallArgs, CallEnd, CallStart, Event, Text, merge_text
@@ -33,10 +34,27 @@ def shorten(span: str) -> str:
     return repr(span)
 
 
+class NotACall(Exception):
+    """Raised by a format's reader: the text it is reading turns out not to be a call. `rest` is
+    the text not consumed yet (None: the text the reader was given)."""
+
+    def __init__(self, reason: str, rest: str | None = None) -> None:
+        super().__init__(reason)
+        self.rest = rest
+
+
 class FormatStream:
-    """Base of the incremental parsers; one instance parses one response."""
+    """Base of the incremental parsers; one instance parses one response.
+
+    A format is a table of readers, one per state (as in h11): `_readers[_state](text)` consumes what
+    it can, possibly changes `_state`, and returns the rest for the next reader. Text a reader cannot
+    judge yet goes to `_buf` and comes back, with more, on the next feed. A reader raising NotACall
+    hands over to `_recover`, which returns what is left to read.
+    """
 
     format_name = "?"
+    _readers: dict[int, Callable[[str], str]]
+    _state: int
 
     def __init__(self, tools: Any = None, id_factory: IdFactory | None = None) -> None:
         self.tools = ToolIndex(tools)
@@ -47,6 +65,7 @@ class FormatStream:
         self._next_index = 0
         self._failed = False
         self._closed = False
+        self._buf = ""  # held back by the current reader until more text comes
 
     # -- public contract ----------------------------------------------------------------------
 
@@ -81,7 +100,18 @@ class FormatStream:
     # -- for the formats ----------------------------------------------------------------------
 
     def _feed(self, text: str) -> None:
-        raise NotImplementedError
+        if self._buf:
+            text = self._buf + text
+            self._buf = ""
+        readers = self._readers
+        while text:
+            try:
+                text = readers[self._state](text)
+            except NotACall as err:
+                text = self._recover(err, text)
+
+    def _recover(self, err: NotACall, text: str) -> str:
+        raise err
 
     def _close(self) -> None:
         raise NotImplementedError

@@ -45,7 +45,6 @@ class HermesJsonStream(FormatStream):
         self._end_marker = end_marker
         self._outside = OutsideCalls(self._text, [start_marker], think_markers)
         self._state = _TEXT
-        self._buf = ""  # text held back: a partial marker, or whitespace after a value
         self._raw: list[str] = []  # the block's markup before its JSON (START, whitespace)
         self._reader: JsonCallReader | None = None
         self._readers = {
@@ -56,14 +55,6 @@ class HermesJsonStream(FormatStream):
         }
 
     # -- states ---------------------------------------------------------------------------------
-
-    def _feed(self, text: str) -> None:
-        if self._buf:
-            text = self._buf + text
-            self._buf = ""
-        readers = self._readers
-        while text:  # each reader consumes what it can and returns the rest, for the next state
-            text = readers[self._state](text)
 
     def _scan_text(self, text: str) -> str:
         m, rest = self._outside.scan(text)

@@ -27,7 +27,7 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls
-from ..core.stream import FormatStream
+from ..core.stream import FormatStream, NotACall
 from ..core.typed_values import ValueWriter
 
 START, END = "<minimax:tool_call>", "</minimax:tool_call>"
@@ -39,34 +39,30 @@ MAX_NAME = 1024
 _TEXT, _BLOCK, _INVOKE_NAME, _INVOKE, _PARAM_NAME, _VALUE, _SKIP = range(7)
 
 
-class _Malformed(Exception):
-    """The invoke (or block) being read breaks the grammar."""
-
-
 def _read_name(text: str) -> tuple[str, int] | None:
     """A NAME followed by `>` at the start of `text`: (name, index after `>`); None while incomplete.
-    Raises _Malformed when it cannot be a name."""
+    Raises NotACall when it cannot be a name."""
     if text[:1] in ('"', "'"):
         close = text.find(text[0], 1)
         if close < 0:
             if len(text) > MAX_NAME:
-                raise _Malformed("name too long")
+                raise NotACall("name too long")
             return None
         rest = text[close + 1 :]
         stripped = rest.lstrip()
         if not stripped:
             return None
         if stripped[0] != ">":
-            raise _Malformed("no '>' after the quoted name")
+            raise NotACall("no '>' after the quoted name")
         return text[1:close], len(text) - len(stripped) + 1
     end = text.find(">")
     if end < 0:
         if len(text) > MAX_NAME or "<" in text:
-            raise _Malformed("unterminated name")
+            raise NotACall("unterminated name")
         return None
     name = text[:end].strip()
     if not name or "<" in name:
-        raise _Malformed("bad name")
+        raise NotACall("bad name")
     return name, end + 1
 
 
@@ -87,7 +83,6 @@ class MiniMaxXmlStream(FormatStream):
         self._value_scanner = MarkerScanner([PARAM_CLOSE])
         self._skip_scanner = MarkerScanner([INVOKE_CLOSE, END])
         self._state = _TEXT
-        self._buf = ""  # held back: a partial tag, or a </parameter> whose meaning is not known yet
         self._raw: list[str] = []  # markup of the current block or invoke, returned as text if it breaks
         self._block_calls = 0  # invokes finished in the current block
         self._index = -1
@@ -105,19 +100,6 @@ class MiniMaxXmlStream(FormatStream):
             _SKIP: self._scan_skip,
         }
 
-    def _feed(self, text: str) -> None:
-        if self._buf:
-            text = self._buf + text
-            self._buf = ""
-        readers = self._readers
-        while text:
-            try:
-                text = readers[self._state](text)
-            except _Malformed as err:
-                text = self._recover(str(err), text)
-
-    # -- outside calls ---------------------------------------------------------------------------
-
     def _scan_text(self, text: str) -> str:
         m, rest = self._outside.scan(text)
         if m is not None:
@@ -130,7 +112,7 @@ class MiniMaxXmlStream(FormatStream):
 
     def _expect(self, text: str, options: tuple[str, ...]) -> tuple[str, str] | None:
         """Skip whitespace; return (tag, rest after it) for the option `text` starts with, None
-        while `text` may still become one (held back). Raises _Malformed otherwise."""
+        while `text` may still become one (held back). Raises NotACall otherwise."""
         body = text.lstrip()
         for tag in options:
             if body.startswith(tag):
@@ -139,12 +121,12 @@ class MiniMaxXmlStream(FormatStream):
         if not body or any(tag.startswith(body) for tag in options):
             self._buf = text
             return None
-        raise _Malformed(f"unexpected {body[:20]!r}")
+        raise NotACall(f"unexpected {body[:20]!r}")
 
     def _scan_block(self, text: str) -> str:
         try:
             found = self._expect(text, (INVOKE_OPEN, END))
-        except _Malformed:
+        except NotACall:
             if self._block_calls == 0:
                 raise
             self._raw = []  # the block's END is missing; the finished invokes stand
@@ -166,20 +148,29 @@ class MiniMaxXmlStream(FormatStream):
         self._raw = []
         self._state = _TEXT
 
-    def _scan_invoke_name(self, text: str) -> str:
-        read = _read_name(text.lstrip())
+    def _tag_name(self, text: str) -> tuple[str, str] | None:
+        """The NAME and `>` that close an invoke or parameter tag: (name, rest), None while held."""
+        body = text.lstrip()
+        read = _read_name(body)
         if read is None:
             self._buf = text
-            return ""
+            return None
         name, end = read
-        consumed = len(text) - len(text.lstrip()) + end
+        consumed = len(text) - len(body) + end
         self._raw.append(text[:consumed])
+        return name, text[consumed:]
+
+    def _scan_invoke_name(self, text: str) -> str:
+        read = self._tag_name(text)
+        if read is None:
+            return ""
+        name, rest = read
         self._index = self._start_call(name)
         self._arguments = {}
         properties = self.tools.schemas.get(name, {}).get("properties")
         self._schema = properties if isinstance(properties, dict) else {}
         self._state = _INVOKE
-        return text[consumed:]
+        return rest
 
     def _scan_invoke(self, text: str) -> str:
         found = self._expect(text, (PARAM_OPEN, INVOKE_CLOSE))
@@ -197,13 +188,10 @@ class MiniMaxXmlStream(FormatStream):
         return rest
 
     def _scan_param_name(self, text: str) -> str:
-        read = _read_name(text.lstrip())
+        read = self._tag_name(text)
         if read is None:
-            self._buf = text
             return ""
-        name, end = read
-        consumed = len(text) - len(text.lstrip()) + end
-        self._raw.append(text[:consumed])
+        name, rest = read
         if name in self._arguments:
             self._warn(f"parameter {name!r} given twice in one invoke; the last one wins")
         separator = ", " if self._arguments else "{"
@@ -212,7 +200,7 @@ class MiniMaxXmlStream(FormatStream):
         self._param = name
         self._value = ValueWriter(self._schema.get(name) if self.tools else None)
         self._state = _VALUE
-        return text[consumed:]
+        return rest
 
     # -- values ----------------------------------------------------------------------------------
 
@@ -254,9 +242,9 @@ class MiniMaxXmlStream(FormatStream):
 
     # -- recovery --------------------------------------------------------------------------------
 
-    def _recover(self, reason: str, text: str) -> str:
+    def _recover(self, err: NotACall, text: str) -> str:
         """The current invoke (or block) breaks the grammar: it becomes text, the rest goes on."""
-        self._reject(f"not a valid tool call ({reason})", "".join(self._raw))
+        self._reject(f"not a valid tool call ({err})", "".join(self._raw))
         self._raw = []
         self._value = None
         self._state = _TEXT if self._state == _BLOCK else _SKIP

@@ -35,7 +35,7 @@ from ..core.ids import IdFactory
 from ..core.json_calls import ArgumentsWriter, JsonCallReader
 from ..core.json_lexer import JsonLexer, JsonSyntaxError
 from ..core.outside import OutsideCalls
-from ..core.stream import FormatStream
+from ..core.stream import FormatStream, NotACall
 
 MARKER, CALL_ID, ARGS = "[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"
 MAX_NAME = 256
@@ -50,14 +50,6 @@ _TEXT, _HEAD, _NAME, _ID, _ARGS_OPEN, _ARGS, _JSON = range(7)
 def mistral_call_id(name: str, index: int) -> str:
     """Nine random letters and digits: the only ids Mistral's chat templates accept."""
     return "".join(secrets.choice(_ALNUM) for _ in range(9))
-
-
-class _NotACall(Exception):
-    """What follows the marker is not a call. `rest` is the text not consumed yet."""
-
-    def __init__(self, reason: str, rest: str = "") -> None:
-        super().__init__(reason)
-        self.rest = rest
 
 
 class MistralJsonStream(FormatStream):
@@ -78,7 +70,6 @@ class MistralJsonStream(FormatStream):
         self._marker_is_token = marker_is_token
         self._marker_credits = 0  # [TOOL_CALLS] tokens seen but not matched to a marker yet
         self._state = _TEXT
-        self._buf = ""
         self._raw: list[str] = []  # the current call's text, returned as text if it breaks
         self._name = ""
         self._model_id = ""
@@ -103,16 +94,9 @@ class MistralJsonStream(FormatStream):
         self._marker_credits += marker_tokens
         return super().feed(text)
 
-    def _feed(self, text: str) -> None:
-        if self._buf:
-            text = self._buf + text
-            self._buf = ""
-        while text:
-            try:
-                text = self._readers[self._state](text)
-            except _NotACall as err:
-                self._reject(str(err), "".join(self._raw))
-                text = self._after_calls(err.rest)
+    def _recover(self, err: NotACall, text: str) -> str:
+        self._reject(str(err), "".join(self._raw))
+        return self._after_calls(err.rest if err.rest is not None else "")
 
     # -- outside calls ---------------------------------------------------------------------------
 
@@ -153,7 +137,7 @@ class MistralJsonStream(FormatStream):
             end = self._reader.feed(text)
         except JsonSyntaxError as err:
             self._raw = self._reader.unfinished
-            raise _NotACall(f"not a valid call ({err})", text[err.pos :]) from None
+            raise NotACall(f"not a valid call ({err})", text[err.pos :]) from None
         return "" if end < 0 else self._after_calls(text[end:])
 
     # -- v11+: name [CALL_ID] id [ARGS] args ------------------------------------------------------
@@ -166,7 +150,7 @@ class MistralJsonStream(FormatStream):
         self._take_name(text[: m.start()])
         rest = text[m.start() :]
         if not self._name:
-            raise _NotACall("no tool name after the marker", rest)
+            raise NotACall("no tool name after the marker", rest)
         if rest.startswith(CALL_ID):
             self._raw.append(CALL_ID)
             self._state = _ID
@@ -177,13 +161,13 @@ class MistralJsonStream(FormatStream):
         if CALL_ID.startswith(rest) or ARGS.startswith(rest):
             self._buf = rest
             return ""
-        raise _NotACall("the tool name is not followed by [ARGS] or arguments", rest)
+        raise NotACall("the tool name is not followed by [ARGS] or arguments", rest)
 
     def _take_name(self, part: str) -> None:
         self._raw.append(part)
         self._name += part
         if len(self._name) > MAX_NAME:
-            raise _NotACall("the tool name is too long")
+            raise NotACall("the tool name is too long")
 
     def _scan_id(self, text: str) -> str:
         m = _ID_END.search(text)
@@ -191,7 +175,7 @@ class MistralJsonStream(FormatStream):
         self._model_id += part
         self._raw.append(part)
         if len(self._model_id) > MAX_NAME:
-            raise _NotACall("the call id is too long")
+            raise NotACall("the call id is too long")
         if m is None:
             return ""
         self._state = _ARGS_OPEN
@@ -206,7 +190,7 @@ class MistralJsonStream(FormatStream):
             if ARGS.startswith(text):
                 self._buf = text
                 return ""
-            raise _NotACall("no [ARGS] after the call id", text)
+            raise NotACall("no [ARGS] after the call id", text)
         self._index = self._start_call(self._name, self._pick_id())
         self._lexer = JsonLexer()
         self._args = ArgumentsWriter(0, self._send)
@@ -239,7 +223,7 @@ class MistralJsonStream(FormatStream):
                 raise failure
         except JsonSyntaxError as err:
             self._raw.append(text[: err.pos])
-            raise _NotACall(f"arguments are not valid ({err})", text[err.pos :]) from None
+            raise NotACall(f"arguments are not valid ({err})", text[err.pos :]) from None
         self._raw.append(text)
         return ""
 
