@@ -5,7 +5,8 @@ once on their own box to see a real model call tools through our parser and temp
 
     pip install vllm toolcall-parsers openai
     python scripts/gpu_smoke.py --model Qwen/Qwen2.5-7B-Instruct --parser hermes_json
-    python scripts/gpu_smoke.py --model MiniMaxAI/MiniMax-M2 --parser minimax_xml --extra "--reasoning-parser minimax_m2"
+    python scripts/gpu_smoke.py --model MiniMaxAI/MiniMax-M2 --parser minimax_xml \\
+        --extra "--reasoning-parser minimax_m2"
     python scripts/gpu_smoke.py --model mistralai/Mistral-Small-3.2-24B-Instruct-2506 --parser mistral_json \\
         --extra "--tokenizer-mode mistral"
 
