@@ -122,10 +122,18 @@ def mistral_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]],
     return text, calls, []
 
 
+@st.composite
+def tagged_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    calls = draw(st.lists(st.tuples(names, arguments), min_size=1, max_size=3))
+    lines = "".join(f"{n} {json.dumps(a, ensure_ascii=draw(st.booleans()))}\n" for n, a in calls)
+    return f"<TOOL_CALLS>\n{lines}</TOOL_CALLS>", calls, []
+
+
 BLOCKS = {
     "hermes_json": hermes_document_block(),
     "minimax_xml": minimax_document_block(),
     "mistral_json": mistral_document_block(),
+    "tagged": tagged_document_block(),
 }
 
 
@@ -203,6 +211,7 @@ NOISE_ALPHABET = [*"<>/{}[]\":,\\ \n='", "<tool_call>", "</tool_call>", "<think>
 NOISE_ALPHABET += ["<minimax:tool_call>", "</minimax:tool_call>", '<invoke name="f">', "</invoke>"]
 NOISE_ALPHABET += ['<parameter name="p">', "</parameter>", "<invoke name=", "<parameter name="]
 NOISE_ALPHABET += ["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]", "f", "abc123def"]
+NOISE_ALPHABET += ["<TOOL_CALLS>", "</TOOL_CALLS>", "f {", "g "]
 noise = st.lists(st.sampled_from(NOISE_ALPHABET) | st.text(max_size=3), max_size=40).map("".join)
 
 

@@ -22,7 +22,11 @@ TOOLS = [
     }
 ]
 # How each template opens and ends an assistant turn.
-TURNS = {"hermes_json": ("<|im_start|>assistant\n", "<|im_end|>"), "minimax_xml": ("]~b]ai\n", "[e~[")}
+TURNS = {
+    "hermes_json": ("<|im_start|>assistant\n", "<|im_end|>"),
+    "minimax_xml": ("]~b]ai\n", "[e~["),
+    "tagged": ("<|im_start|>assistant\n", "<|im_end|>"),
+}
 
 
 def render(tokenizer, fmt: str, messages, **kwargs) -> str:
@@ -92,7 +96,7 @@ values = st.recursive(
     st.lists(st.tuples(names, st.dictionaries(st.text(max_size=8), values, max_size=3)), min_size=1, max_size=3),
     st.sampled_from(["", "Sure."]),
 )
-@pytest.mark.parametrize("fmt", ["hermes_json"])
+@pytest.mark.parametrize("fmt", ["hermes_json", "tagged"])
 def test_round_trip(smollm2_tokenizer, fmt, calls, content):
     message = {
         "role": "assistant",
@@ -226,3 +230,12 @@ def test_mistral_round_trip_in_real_mistral_tokens(smollm2_tokenizer, mistral_co
     assert [(c.name, c.arguments) for c in result.calls] == calls
     assert [c.id for c in result.calls] == ids
     assert result.content == (content or None)
+
+
+def test_tagged_prompt_teaches_the_format(smollm2_tokenizer):
+    out = render(
+        smollm2_tokenizer, "tagged", [{"role": "user", "content": "Weather?"}], tools=TOOLS, add_generation_prompt=True
+    )
+    assert "- get_weather: Get the weather " + json.dumps(TOOLS[0]["function"]["parameters"]) in out
+    example = out.split("Example:\n")[1].split("<|im_end|>")[0]
+    assert [(c.name, c.arguments) for c in parse("tagged", example).calls] == [("get_weather", {"city": "Berlin"})]

@@ -109,7 +109,8 @@ def complete_through(tokenizer, text: str, request, reasoning: str | None = None
     return reasoning_text, content, calls or []
 
 
-CASES = [(fmt, case) for fmt in ("hermes_json", "minimax_xml", "mistral_json") for case in load_corpus(fmt)]
+FORMATS = ("hermes_json", "minimax_xml", "mistral_json", "tagged")
+CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
 
 
 @pytest.mark.parametrize("group", [1, 5])

@@ -12,6 +12,7 @@ from ..core.stream import FormatStream
 from .hermes_json import HermesJsonStream
 from .minimax_xml import MiniMaxXmlStream
 from .mistral_json import MistralJsonStream
+from .tagged import TaggedStream
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ FORMATS: dict[str, Format] = {
             MiniMaxXmlStream,
         ),
         Format("mistral_json", "[TOOL_CALLS][{..}] (v2-v7) or [TOOL_CALLS]name[ARGS]{..} (v11+)", MistralJsonStream),
+        Format("tagged", "<TOOL_CALLS>\\nname {json}\\n..</TOOL_CALLS>, one call per line", TaggedStream),
     )
 }
 

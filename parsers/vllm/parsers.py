@@ -81,3 +81,10 @@ class MistralJsonToolParser(FormatToolParser):
             request.structured_outputs = StructuredOutputsParams(structural_tag=json.dumps(tag))
             request.response_format = None
         return request
+
+
+class TaggedToolParser(FormatToolParser):
+    """`--tool-call-parser tagged`: our compact `<TOOL_CALLS>` format, one `name {json}` per line."""
+
+    format_name = "tagged"
+    supports_required_and_named = False

@@ -12,6 +12,7 @@ PARSERS = {
     "hermes_json": "HermesJsonToolParser",
     "minimax_xml": "MiniMaxXmlToolParser",
     "mistral_json": "MistralJsonToolParser",
+    "tagged": "TaggedToolParser",
 }
 
 
