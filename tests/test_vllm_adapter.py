@@ -193,11 +193,13 @@ SAMPLES = {
     "hermes_json": ('<tool_call>{"name": "search", "arguments": {}}</tool_call>', "<tool_call>"),
     "minimax_xml": ('<minimax:tool_call><invoke name="search"></invoke></minimax:tool_call>', "<minimax:tool_call>"),
     "mistral_json": ("[TOOL_CALLS]search[ARGS]{}", "[TOOL_CALLS]search[ARGS]"),
+    "tagged": ("<TOOL_CALLS>\nsearch {}\n</TOOL_CALLS>", "<TOOL_CALLS>"),
 }
 PARSER_CLASSES = {
     "hermes_json": "HermesJsonToolParser",
     "minimax_xml": "MiniMaxXmlToolParser",
     "mistral_json": "MistralJsonToolParser",
+    "tagged": "TaggedToolParser",
 }
 
 

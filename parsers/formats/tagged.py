@@ -188,3 +188,33 @@ class TaggedStream(FormatStream):
 
     def _pending_text(self) -> str:
         return self._outside.release() + "".join(self._raw) + self._buf
+
+
+def required_constraint(
+    schemas: dict[str, dict[str, Any]],
+    only: str | None,
+    single: bool,
+    start: str = "<TOOL_CALLS>",
+    end: str = "</TOOL_CALLS>",
+) -> dict[str, Any]:
+    """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): a structural
+    tag in xgrammar's JSON form for a block of one or more `name {json}` lines."""
+    names = [only] if only is not None else list(schemas)
+    tags = [
+        {
+            "type": "tag",
+            "begin": f"{name} ",
+            "content": {"type": "json_schema", "json_schema": schemas.get(name) or {"type": "object"}},
+            "end": "\n",
+        }
+        for name in names
+    ]
+    lines = {
+        "type": "tags_with_separator",
+        "tags": tags,
+        "separator": "",
+        "at_least_one": True,
+        "stop_after_first": single,
+    }
+    elements = [{"type": "const_string", "value": start + "\n"}, lines, {"type": "const_string", "value": end}]
+    return {"type": "structural_tag", "format": {"type": "sequence", "elements": elements}}

@@ -16,6 +16,7 @@ into `DeltaMessage`s and `ExtractedToolCallInformation`. Facts it relies on (vLL
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -26,10 +27,12 @@ from vllm.entrypoints.generate.base.protocol import (
     ToolCall,
 )
 from vllm.renderers.chat_utils import make_tool_call_id
+from vllm.sampling_params import StructuredOutputsParams
 from vllm.tool_parsers import ToolParser
 
 from ..core.events import CallEnd, CallStart, Event, Text, build_result
 from ..core.stream import FormatStream
+from ..core.tools import ToolIndex
 from ..formats import get_format
 
 
@@ -72,7 +75,22 @@ class FormatToolParser(ToolParser):
         if request.tools and request.tool_choice != "none":
             # Markers may be special tokens; decoding must keep them for the parser to see.
             request.skip_special_tokens = False
+        choice = request.tool_choice
+        named = getattr(getattr(choice, "function", None), "name", None) or getattr(choice, "name", None)
+        if request.tools and (choice == "required" or named):
+            single = bool(named) or request.parallel_tool_calls is False
+            tag = self._required_constraint(ToolIndex(request.tools).schemas, named, single)
+            if tag is not None:
+                request.structured_outputs = StructuredOutputsParams(structural_tag=json.dumps(tag))
+                request.response_format = None
         return request
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        """The format's own decoding constraint for `tool_choice="required"` (or the named tool
+        `only`), as a structural tag in xgrammar's JSON form; None where vLLM provides one."""
+        return None
 
     # -- finished responses -------------------------------------------------------------------
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from vllm.sampling_params import StructuredOutputsParams
-
 from ..core.events import Event
 from ..core.stream import FormatStream
-from ..core.tools import ToolIndex
-from ..formats.mistral_json import ARGS, MARKER, MistralJsonStream, required_constraint
+from ..formats.mistral_json import ARGS, MARKER, MistralJsonStream
+from ..formats.mistral_json import required_constraint as mistral_constraint
+from ..formats.tagged import required_constraint as tagged_constraint
 from .adapter import FormatToolParser
 
 
@@ -67,24 +65,20 @@ class MistralJsonToolParser(FormatToolParser):
         assert isinstance(stream, MistralJsonStream)
         return stream.feed(text, marker_tokens=sum(1 for t in delta_token_ids if t == self._marker_id))
 
-    def adjust_request(self, request: Any) -> Any:
-        request = super().adjust_request(request)
-        choice = request.tool_choice
-        named = getattr(getattr(choice, "function", None), "name", None) or getattr(choice, "name", None)
-        if request.tools and (choice == "required" or named):
-            tag = required_constraint(
-                ToolIndex(request.tools).schemas,
-                only=named,
-                single=bool(named) or request.parallel_tool_calls is False,
-                v11=self._v11,
-            )
-            request.structured_outputs = StructuredOutputsParams(structural_tag=json.dumps(tag))
-            request.response_format = None
-        return request
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        return mistral_constraint(schemas, only, single, v11=self._v11)
 
 
 class TaggedToolParser(FormatToolParser):
-    """`--tool-call-parser tagged`: our compact `<TOOL_CALLS>` format, one `name {json}` per line."""
+    """`--tool-call-parser tagged`: our compact `<TOOL_CALLS>` format, one `name {json}` per line.
+    `tool_choice="required"` or a named tool constrain decoding to that block."""
 
     format_name = "tagged"
     supports_required_and_named = False
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        return tagged_constraint(schemas, only, single)
