@@ -239,3 +239,15 @@ def test_tagged_prompt_teaches_the_format(smollm2_tokenizer):
     assert "- get_weather: Get the weather " + json.dumps(TOOLS[0]["function"]["parameters"]) in out
     example = out.split("Example:\n")[1].split("<|im_end|>")[0]
     assert [(c.name, c.arguments) for c in parse("tagged", example).calls] == [("get_weather", {"city": "Berlin"})]
+    history = render(
+        smollm2_tokenizer,
+        "tagged",
+        [
+            {
+                "role": "assistant",
+                "content": "Ok.",
+                "tool_calls": [{"function": {"name": "f", "arguments": {"a": [1, 2]}}}],
+            }
+        ],
+    )
+    assert history == '<|im_start|>assistant\nOk.\n<TOOL_CALLS>\nf {"a":[1,2]}<|im_end|>\n'  # compact, no end marker

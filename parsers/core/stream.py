@@ -160,8 +160,9 @@ class FormatStream:
 
     def _reject(self, reason: str, span: str) -> None:
         """A span that looked like a call is not one: log why, and return it as text."""
-        self._warn(f"{reason}; kept as text: {shorten(span)}")
-        self._text(span)
+        if span:
+            self._warn(f"{reason}; kept as text: {shorten(span)}")
+            self._text(span)
 
     def _warn(self, message: str) -> None:
         logger.warning("%s: %s", self.format_name, message)

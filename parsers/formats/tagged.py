@@ -4,7 +4,7 @@ Grammar, as this machine reads it::
 
     output := (text | think | block)*
     think  := "<think>" text "</think>"             # everything inside is text, never a call
-    block  := START ws (line ws)* [END]              # END may be missing after complete lines
+    block  := START ws (line ws)* [END]              # END is optional: the end of the output ends it
     line   := NAME " " args                          # the call ends where its JSON value ends
     args   := a JSON object (a JSON string holding one, or null, are read too)
     NAME   := [A-Za-z0-9_.-]{1,256}
@@ -191,21 +191,17 @@ class TaggedStream(FormatStream):
 
 
 def required_constraint(
-    schemas: dict[str, dict[str, Any]],
-    only: str | None,
-    single: bool,
-    start: str = "<TOOL_CALLS>",
-    end: str = "</TOOL_CALLS>",
+    schemas: dict[str, dict[str, Any]], only: str | None, single: bool, start: str = "<TOOL_CALLS>"
 ) -> dict[str, Any]:
     """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): a structural
-    tag in xgrammar's JSON form for a block of one or more `name {json}` lines."""
+    tag in xgrammar's JSON form for a block of one or more `name {json}` lines ending the output."""
     names = [only] if only is not None else list(schemas)
     tags = [
         {
             "type": "tag",
-            "begin": f"{name} ",
+            "begin": f"\n{name} ",
             "content": {"type": "json_schema", "json_schema": schemas.get(name) or {"type": "object"}},
-            "end": "\n",
+            "end": "",
         }
         for name in names
     ]
@@ -216,5 +212,5 @@ def required_constraint(
         "at_least_one": True,
         "stop_after_first": single,
     }
-    elements = [{"type": "const_string", "value": start + "\n"}, lines, {"type": "const_string", "value": end}]
+    elements = [{"type": "const_string", "value": start}, lines]
     return {"type": "structural_tag", "format": {"type": "sequence", "elements": elements}}
