@@ -106,5 +106,16 @@ def mistral_codec() -> Codec:
 
 
 @pytest.fixture(scope="session")
-def codecs(qwen_codec: Codec, smollm2_codec: Codec, mistral_codec: Codec) -> dict[str, Codec]:
-    return {"qwen": qwen_codec, "smollm2": smollm2_codec, "mistral": mistral_codec}
+def llama3_codec() -> Codec:
+    """Llama 3's tokenizer (package `llama-models`), its special tokens (`<|python_tag|>`) as such."""
+    from llama_models.llama3.tokenizer import Tokenizer
+
+    tok = Tokenizer.get_instance()
+    return (lambda text: tok.encode(text, bos=False, eos=False, allowed_special="all")), (
+        lambda ids: tok.decode(list(ids))
+    )
+
+
+@pytest.fixture(scope="session")
+def codecs(qwen_codec: Codec, smollm2_codec: Codec, mistral_codec: Codec, llama3_codec: Codec) -> dict[str, Codec]:
+    return {"qwen": qwen_codec, "smollm2": smollm2_codec, "mistral": mistral_codec, "llama3": llama3_codec}

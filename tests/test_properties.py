@@ -129,7 +129,33 @@ def tagged_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], 
     return f"<TOOL_CALLS>\n{lines}</TOOL_CALLS>", calls, []
 
 
+def python_literal(value: Any) -> str:
+    """A JSON value written as Python source, the way a Llama model writes arguments."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(python_literal(v) for v in value) + "]"
+    return repr(value)
+
+
+identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True).filter(
+    lambda s: s not in ("True", "False", "None", "true", "false", "null")
+)
+
+
+@st.composite
+def pythonic_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """A call list at the start of a line: random literal trees as keyword arguments."""
+    dotted = st.lists(identifiers, min_size=1, max_size=3).map(".".join)
+    arguments_ = st.dictionaries(identifiers, json_values, max_size=4)
+    calls = draw(st.lists(st.tuples(dotted, arguments_), min_size=1, max_size=3))
+    body = ", ".join(f"{n}({', '.join(f'{k}={python_literal(v)}' for k, v in a.items())})" for n, a in calls)
+    prefix = draw(st.sampled_from(["\n", "<|python_tag|>"]))  # the list starts a line, or follows the tag
+    return f"{prefix}[{body}]", calls, []
+
+
 BLOCKS = {
+    "llama_pythonic": pythonic_document_block(),
     "hermes_json": hermes_document_block(),
     "minimax_xml": minimax_document_block(),
     "mistral_json": mistral_document_block(),
@@ -212,6 +238,7 @@ NOISE_ALPHABET += ["<minimax:tool_call>", "</minimax:tool_call>", '<invoke name=
 NOISE_ALPHABET += ['<parameter name="p">', "</parameter>", "<invoke name=", "<parameter name="]
 NOISE_ALPHABET += ["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]", "f", "abc123def"]
 NOISE_ALPHABET += ["<TOOL_CALLS>", "</TOOL_CALLS>", "f {", "g "]
+NOISE_ALPHABET += ["\n[", "f(", "x=", ")", "'", "<|python_tag|>", "<|python_start|>", "<|python_end|>", "True"]
 noise = st.lists(st.sampled_from(NOISE_ALPHABET) | st.text(max_size=3), max_size=40).map("".join)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.stream import FormatStream
 from .hermes_json import HermesJsonStream
+from .llama_pythonic import LlamaPythonicStream
 from .minimax_xml import MiniMaxXmlStream
 from .mistral_json import MistralJsonStream
 from .tagged import TaggedStream
@@ -43,7 +44,12 @@ FORMATS: dict[str, Format] = {
             MiniMaxXmlStream,
         ),
         Format("mistral_json", "[TOOL_CALLS][{..}] (v2-v7) or [TOOL_CALLS]name[ARGS]{..} (v11+)", MistralJsonStream),
-        Format("tagged", "<TOOL_CALLS>\\nname {json}\\n..</TOOL_CALLS>, one call per line", TaggedStream),
+        Format(
+            "llama_pythonic",
+            '[f(a=1, b="x"), g()] (after <|python_tag|> or in <|python_start|>..)',
+            LlamaPythonicStream,
+        ),
+        Format("tagged", "<TOOL_CALLS> then one `name {json}` per line", TaggedStream),
     )
 }
 

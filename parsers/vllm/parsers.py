@@ -82,3 +82,12 @@ class TaggedToolParser(FormatToolParser):
         self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
     ) -> dict[str, Any] | None:
         return tagged_constraint(schemas, only, single)
+
+
+class LlamaPythonicToolParser(FormatToolParser):
+    """`--tool-call-parser llama_pythonic`: Llama 3.2 / 4 pythonic call lists. For
+    `tool_choice="required"` or a named tool vLLM's own JSON constraint and reading apply (the
+    decoded text is then a JSON list, not Python)."""
+
+    format_name = "llama_pythonic"
+    supports_required_and_named = True

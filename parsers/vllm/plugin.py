@@ -10,6 +10,7 @@ from __future__ import annotations
 
 PARSERS = {
     "hermes_json": "HermesJsonToolParser",
+    "llama_pythonic": "LlamaPythonicToolParser",
     "minimax_xml": "MiniMaxXmlToolParser",
     "mistral_json": "MistralJsonToolParser",
     "tagged": "TaggedToolParser",
