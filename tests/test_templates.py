@@ -251,3 +251,47 @@ def test_tagged_prompt_teaches_the_format(smollm2_tokenizer):
         ],
     )
     assert history == '<|im_start|>assistant\nOk.\n<TOOL_CALLS>\nf {"a":[1,2]}<|im_end|>\n'  # compact, no end marker
+
+
+def test_llama_pythonic_history_uses_python_literals(smollm2_tokenizer):
+    call = {"name": "f", "arguments": {"s": 'say "hi"', "n": 3, "ok": True, "no": None, "l": [1, False, {"k": "v"}]}}
+    out = render(
+        smollm2_tokenizer,
+        "llama_pythonic",
+        [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "", "tool_calls": [{"function": call}]},
+            {"role": "tool", "content": "done"},
+        ],
+        tools=TOOLS,
+        add_generation_prompt=True,
+    )
+    assert '[f(s="say \\"hi\\"", n=3, ok=True, no=None, l=[1, False, {"k": "v"}])]<|eot_id|>' in out
+    assert "<|start_header_id|>ipython<|end_header_id|>\n\ndone<|eot_id|>" in out
+    assert out.endswith("<|start_header_id|>assistant<|end_header_id|>\n\n")
+
+
+pythonic_names = st.from_regex(r"[a-z_][a-z0-9_]{0,8}(\.[a-z_][a-z0-9_]{0,8}){0,2}", fullmatch=True)
+keywords = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True).filter(lambda k: k not in ("true", "false", "null"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(pythonic_names, st.dictionaries(keywords, values, max_size=3)), min_size=1, max_size=3),
+    st.sampled_from(["", "Sure."]),
+)
+def test_llama_pythonic_round_trip_in_real_llama3_tokens(smollm2_tokenizer, llama3_codec, calls, content):
+    """Render with the template, tokenize with Llama 3's tokenizer (llama-models), stream the token
+    deltas back through the parser: the same calls."""
+    from helpers import run_chunks, token_chunks
+
+    message = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
+    }
+    out = render(smollm2_tokenizer, "llama_pythonic", [{"role": "user", "content": "go"}, message])
+    turn = out.split("<|start_header_id|>assistant<|end_header_id|>\n\n")[-1].removesuffix("<|eot_id|>")
+    result = result_of(run_chunks("llama_pythonic", token_chunks(*llama3_codec, turn)))
+    assert [(c.name, c.arguments) for c in result.calls] == calls
+    assert result.content == (content or None)

@@ -109,7 +109,7 @@ def complete_through(tokenizer, text: str, request, reasoning: str | None = None
     return reasoning_text, content, calls or []
 
 
-FORMATS = ("hermes_json", "minimax_xml", "mistral_json", "tagged")
+FORMATS = ("hermes_json", "llama_pythonic", "minimax_xml", "mistral_json", "tagged")
 CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
 
 
@@ -194,12 +194,14 @@ SAMPLES = {
     "minimax_xml": ('<minimax:tool_call><invoke name="search"></invoke></minimax:tool_call>', "<minimax:tool_call>"),
     "mistral_json": ("[TOOL_CALLS]search[ARGS]{}", "[TOOL_CALLS]search[ARGS]"),
     "tagged": ("<TOOL_CALLS>\nsearch {}\n</TOOL_CALLS>", "<TOOL_CALLS>"),
+    "llama_pythonic": ("\n[search(q=1)]", None),  # required/named: vLLM's own JSON constraint
 }
 PARSER_CLASSES = {
     "hermes_json": "HermesJsonToolParser",
     "minimax_xml": "MiniMaxXmlToolParser",
     "mistral_json": "MistralJsonToolParser",
     "tagged": "TaggedToolParser",
+    "llama_pythonic": "LlamaPythonicToolParser",
 }
 
 
@@ -219,7 +221,10 @@ def test_adjust_request_keeps_special_tokens_and_constrains_required(tokenizer, 
     request = make_request(tool_choice="required")
     parser_for(tokenizer, request, fmt=fmt).adjust_request(request)
     assert request.skip_special_tokens is False
-    assert request.structured_outputs is not None and SAMPLES[fmt][1] in request.structured_outputs.structural_tag
+    if SAMPLES[fmt][1] is None:
+        assert request.structured_outputs is not None and request.structured_outputs.json is not None
+    else:
+        assert request.structured_outputs is not None and SAMPLES[fmt][1] in request.structured_outputs.structural_tag
     auto = make_request()
     parser_for(tokenizer, auto, fmt=fmt).adjust_request(auto)
     assert auto.structured_outputs is None  # auto stays unconstrained
