@@ -72,6 +72,10 @@ def mistral_v3_text(code: str) -> str:
     return f"[TOOL_CALLS] {json.dumps([call])}"
 
 
+def pythonic_text(code: str) -> str:
+    return f'[write_file(path="app/handlers.py", content={json.dumps(code)})]'
+
+
 @dataclass(frozen=True)
 class Workload:
     """One table: our parser, the built-ins it is measured against, the text, the tokens to add
@@ -94,6 +98,7 @@ WORKLOADS = {
     ),
     "mistral_json_v11": Workload("mistral_json", ("mistral",), mistral_v11_text, special=("[TOOL_CALLS]", "[ARGS]")),
     "mistral_json_v3": Workload("mistral_json", ("mistral",), mistral_v3_text, special=("[TOOL_CALLS]",)),
+    "llama_pythonic": Workload("llama_pythonic", ("pythonic", "llama4_pythonic"), pythonic_text),
 }
 
 
