@@ -20,39 +20,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from prepare_model import ensure_model
+from sample_tools import GET_WEATHER, SEARCH_WEB, SEND_EMAIL
 from vllm_server import SERVED_NAME, vllm_server
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather for a city",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "search_web",
-            "description": "Search the web",
-            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "send_email",
-            "description": "Send an email",
-            "parameters": {
-                "type": "object",
-                "properties": {"to": {"type": "string"}, "subject": {"type": "string"}, "body": {"type": "string"}},
-                "required": ["to", "subject"],
-            },
-        },
-    },
-]
+TOOLS = [GET_WEATHER, SEARCH_WEB, SEND_EMAIL]
 PROMPTS = [
     "What is the weather in Paris?",
     "Get the weather for Tokyo.",

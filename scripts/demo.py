@@ -19,19 +19,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from prepare_model import ensure_model
+from sample_tools import GET_WEATHER
 from vllm_server import SERVED_NAME, vllm_server
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather for a city",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-        },
-    }
-]
+TOOLS = [GET_WEATHER]
 MESSAGES = [{"role": "user", "content": "What's the weather in Paris and in Tōkyō?"}]
 RAW = (
     "Let me check both cities.\n"

@@ -25,18 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from sample_tools import GET_WEATHER
 from vllm_server import SERVED_NAME, vllm_server
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather for a city",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-        },
-    }
-]
+TOOLS = [GET_WEATHER]
 MESSAGES = [{"role": "user", "content": "What is the weather in Paris and in Tokyo? Use the tool."}]
 
 

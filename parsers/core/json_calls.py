@@ -269,3 +269,39 @@ class JsonCallReader:
         self._object_depth = -1
         self._reset_call()
         self._ended_at = end
+
+
+class ArgumentsReader:
+    """One arguments value fed in chunks (the lexer and an ArgumentsWriter together), for formats
+    that write a call's name and then its arguments as a bare JSON value (`name[ARGS]{..}`,
+    `name {..}`). Fragments go to `send` as they become stable."""
+
+    def __init__(self, send: Callable[[str], None]) -> None:
+        self._lexer = JsonLexer()
+        self._writer = ArgumentsWriter(0, send)
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return self._writer.arguments
+
+    def feed(self, chunk: str) -> int:
+        """Read `chunk`; the index just after the value when it ended here, else -1. Raises
+        JsonSyntaxError (`pos` in `chunk`) where the text stops being arguments."""
+        failure: JsonSyntaxError | None = None
+        try:
+            tokens, end = self._lexer.feed(chunk)
+        except JsonSyntaxError as err:
+            tokens, end, failure = err.tokens, -1, err
+        for token in tokens:
+            if self._writer.feed(token):
+                return end
+        if failure is not None:
+            raise failure
+        return -1
+
+    def finish(self) -> bool:
+        """End of output: whether a value waiting for a terminator (`null`) completes the arguments."""
+        try:
+            return any(self._writer.feed(token) for token in self._lexer.finish())
+        except JsonSyntaxError:
+            return False

@@ -24,7 +24,6 @@ and is not used yet in the response is kept.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import secrets
 import string
@@ -32,8 +31,8 @@ from typing import Any
 
 from ..core.events import Event
 from ..core.ids import IdFactory
-from ..core.json_calls import ArgumentsWriter, JsonCallReader
-from ..core.json_lexer import JsonLexer, JsonSyntaxError
+from ..core.json_calls import ArgumentsReader, JsonCallReader
+from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream, NotACall
 
@@ -75,8 +74,7 @@ class MistralJsonStream(FormatStream):
         self._model_id = ""
         self._ids_used: set[str] = set()
         self._reader: JsonCallReader | None = None
-        self._lexer: JsonLexer | None = None
-        self._args: ArgumentsWriter | None = None
+        self._args: ArgumentsReader | None = None
         self._index = -1
         self._readers = {
             _TEXT: self._scan_text,
@@ -192,8 +190,7 @@ class MistralJsonStream(FormatStream):
                 return ""
             raise NotACall("no [ARGS] after the call id", text)
         self._index = self._start_call(self._name, self._pick_id())
-        self._lexer = JsonLexer()
-        self._args = ArgumentsWriter(0, self._send)
+        self._args = ArgumentsReader(self._send)
         self._state = _ARGS
         return text
 
@@ -208,29 +205,21 @@ class MistralJsonStream(FormatStream):
         self._call_args(self._index, fragment)
 
     def _scan_args(self, text: str) -> str:
-        assert self._lexer is not None and self._args is not None
+        assert self._args is not None
         try:
-            failure: JsonSyntaxError | None = None
-            try:
-                tokens, end = self._lexer.feed(text)
-            except JsonSyntaxError as err:
-                tokens, end, failure = err.tokens, -1, err
-            for token in tokens:
-                if self._args.feed(token):
-                    self._end_call(self._index, self._args.arguments)
-                    return self._after_calls(text[end:])
-            if failure is not None:
-                raise failure
+            end = self._args.feed(text)
         except JsonSyntaxError as err:
             self._raw.append(text[: err.pos])
             raise NotACall(f"arguments are not valid ({err})", text[err.pos :]) from None
-        self._raw.append(text)
-        return ""
+        if end < 0:
+            self._raw.append(text)
+            return ""
+        self._end_call(self._index, self._args.arguments)
+        return self._after_calls(text[end:])
 
     def _after_calls(self, rest: str) -> str:
         self._raw = []
         self._reader = None
-        self._lexer = None
         self._args = None
         self._state = _TEXT
         return rest
@@ -244,12 +233,9 @@ class MistralJsonStream(FormatStream):
         return call_id
 
     def _close(self) -> None:
-        if self._state == _ARGS and not self._buf:  # `null` or a number at the very end
-            assert self._lexer is not None and self._args is not None
-            with contextlib.suppress(JsonSyntaxError):  # not arguments: the call is text below
-                if any(self._args.feed(token) for token in self._lexer.finish()):
-                    self._end_call(self._index, self._args.arguments)
-                    self._after_calls("")
+        if self._state == _ARGS and not self._buf and self._args is not None and self._args.finish():
+            self._end_call(self._index, self._args.arguments)  # `null` at the very end
+            self._after_calls("")
         if self._state == _TEXT:
             self._text(self._outside.release() + self._buf)
         else:

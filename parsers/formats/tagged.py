@@ -22,8 +22,8 @@ import re
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.json_calls import ArgumentsWriter
-from ..core.json_lexer import JsonLexer, JsonSyntaxError
+from ..core.json_calls import ArgumentsReader
+from ..core.json_lexer import JsonSyntaxError
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream, NotACall
@@ -57,8 +57,7 @@ class TaggedStream(FormatStream):
         self._block_calls = 0
         self._name = ""
         self._index = -1
-        self._lexer: JsonLexer | None = None
-        self._args: ArgumentsWriter | None = None
+        self._args: ArgumentsReader | None = None
         self._readers = {
             _TEXT: self._scan_text,
             _LINE: self._scan_line,
@@ -119,8 +118,7 @@ class TaggedStream(FormatStream):
         if text[0] not in '{"n':
             raise NotACall("no JSON arguments after the name", text)
         self._index = self._start_call(self._name)
-        self._lexer = JsonLexer()
-        self._args = ArgumentsWriter(0, self._send)
+        self._args = ArgumentsReader(self._send)
         self._state = _ARGS
         return text
 
@@ -128,32 +126,25 @@ class TaggedStream(FormatStream):
         self._call_args(self._index, fragment)
 
     def _scan_args(self, text: str) -> str:
-        assert self._lexer is not None and self._args is not None
+        assert self._args is not None
         try:
-            failure: JsonSyntaxError | None = None
-            try:
-                tokens, end = self._lexer.feed(text)
-            except JsonSyntaxError as err:
-                tokens, end, failure = err.tokens, -1, err
-            for token in tokens:
-                if self._args.feed(token):
-                    self._end_call(self._index, self._args.arguments)
-                    self._block_calls += 1
-                    self._raw = []
-                    self._state = _LINE
-                    return text[end:]
-            if failure is not None:
-                raise failure
+            end = self._args.feed(text)
         except JsonSyntaxError as err:
             self._raw.append(text[: err.pos])
             raise NotACall(f"arguments are not valid ({err})", text[err.pos :]) from None
-        self._raw.append(text)
-        return ""
+        if end < 0:
+            self._raw.append(text)
+            return ""
+        self._end_call(self._index, self._args.arguments)
+        self._block_calls += 1
+        self._raw = []
+        self._state = _LINE
+        return text[end:]
 
     def _recover(self, err: NotACall, text: str) -> str:
         self._reject(f"not a valid call line ({err})", "".join(self._raw))
         self._raw = []
-        self._lexer = self._args = None
+        self._args = None
         if self._state == _LINE:  # the block never held a line: it is text
             self._state = _TEXT
         else:
@@ -180,6 +171,11 @@ class TaggedStream(FormatStream):
         self._state = _TEXT
 
     def _close(self) -> None:
+        if self._state == _ARGS and not self._buf and self._args is not None and self._args.finish():
+            self._end_call(self._index, self._args.arguments)  # `null` at the very end
+            self._block_calls += 1
+            self._raw = []
+            self._state = _LINE
         if self._state in (_NAME, _ARGS_OPEN, _ARGS) or (self._state == _LINE and self._block_calls == 0):
             self._reject("the output ended inside a tool call", "".join(self._raw) + self._buf)
         else:
