@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,13 +32,23 @@ class MiniMaxXmlToolParser(FormatToolParser):
     supports_required_and_named = False
 
 
-@functools.lru_cache(maxsize=16)
+_TOKEN_IDS: dict[int, tuple[Any, dict[str, int | None]]] = {}
+"""Per tokenizer (kept alive here, so its id() stays its own): text -> its single-token id."""
+
+
 def _single_token_id(tokenizer: Any, text: str) -> int | None:
-    """The id of `text` when the tokenizer has it as one token (looked up once per tokenizer)."""
-    try:
-        return tokenizer.get_vocab().get(text)
-    except Exception:
-        return None
+    """The id of `text` when the tokenizer has it as one token. Looked up once per tokenizer, since
+    a parser is built per request and `get_vocab()` copies the whole vocabulary."""
+    entry = _TOKEN_IDS.get(id(tokenizer))
+    if entry is None or entry[0] is not tokenizer:
+        entry = _TOKEN_IDS[id(tokenizer)] = (tokenizer, {})
+    ids = entry[1]
+    if text not in ids:
+        try:
+            ids[text] = tokenizer.get_vocab().get(text)
+        except Exception:
+            ids[text] = None
+    return ids[text]
 
 
 class MistralJsonToolParser(FormatToolParser):
