@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .json_lexer import JsonLexer, JsonSyntaxError, Token
+from .stream import NotACall
 
 NAME_KEYS = frozenset({"name", "tool"})
 ARGUMENT_KEYS = frozenset({"arguments", "parameters"})
@@ -298,6 +299,17 @@ class ArgumentsReader:
         if failure is not None:
             raise failure
         return -1
+
+    def read(self, chunk: str, raw: list[str]) -> int:
+        """`feed` for a format's reader: what the value consumed is added to `raw` (the call's text,
+        returned as text if it breaks), and a break raises NotACall with the rest of the chunk."""
+        try:
+            end = self.feed(chunk)
+        except JsonSyntaxError as err:
+            raw.append(chunk[: err.pos])
+            raise NotACall(f"arguments are not valid ({err})", chunk[err.pos :]) from None
+        raw.append(chunk if end < 0 else chunk[:end])
+        return end
 
     def finish(self) -> bool:
         """End of output: whether a value waiting for a terminator (`null`) completes the arguments."""

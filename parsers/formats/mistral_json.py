@@ -206,13 +206,8 @@ class MistralJsonStream(FormatStream):
 
     def _scan_args(self, text: str) -> str:
         assert self._args is not None
-        try:
-            end = self._args.feed(text)
-        except JsonSyntaxError as err:
-            self._raw.append(text[: err.pos])
-            raise NotACall(f"arguments are not valid ({err})", text[err.pos :]) from None
+        end = self._args.read(text, self._raw)
         if end < 0:
-            self._raw.append(text)
             return ""
         self._end_call(self._index, self._args.arguments)
         return self._after_calls(text[end:])

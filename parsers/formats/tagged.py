@@ -23,7 +23,6 @@ from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.json_calls import ArgumentsReader
-from ..core.json_lexer import JsonSyntaxError
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream, NotACall
@@ -127,13 +126,8 @@ class TaggedStream(FormatStream):
 
     def _scan_args(self, text: str) -> str:
         assert self._args is not None
-        try:
-            end = self._args.feed(text)
-        except JsonSyntaxError as err:
-            self._raw.append(text[: err.pos])
-            raise NotACall(f"arguments are not valid ({err})", text[err.pos :]) from None
+        end = self._args.read(text, self._raw)
         if end < 0:
-            self._raw.append(text)
             return ""
         self._end_call(self._index, self._args.arguments)
         self._block_calls += 1
