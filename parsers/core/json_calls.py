@@ -144,11 +144,7 @@ class JsonCallReader:
         JsonSyntaxError (`pos` in `chunk`) where the text stops being calls."""
         self._ended_at = -1
         try:
-            failure: JsonSyntaxError | None = None
-            try:
-                tokens, end = self._lexer.feed(chunk)
-            except JsonSyntaxError as err:
-                tokens, end, failure = err.tokens, -1, err
+            tokens, end, failure = self._lexer.read(chunk)
             for token in tokens:
                 self._token(token)
             if failure is not None:
@@ -288,11 +284,7 @@ class ArgumentsReader:
     def feed(self, chunk: str) -> int:
         """Read `chunk`; the index just after the value when it ended here, else -1. Raises
         JsonSyntaxError (`pos` in `chunk`) where the text stops being arguments."""
-        failure: JsonSyntaxError | None = None
-        try:
-            tokens, end = self._lexer.feed(chunk)
-        except JsonSyntaxError as err:
-            tokens, end, failure = err.tokens, -1, err
+        tokens, end, failure = self._lexer.read(chunk)
         for token in tokens:
             if self._writer.feed(token):
                 return end

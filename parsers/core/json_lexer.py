@@ -61,7 +61,6 @@ class JsonSyntaxError(ValueError):
     def __init__(self, message: str, pos: int) -> None:
         super().__init__(message)
         self.pos = pos
-        self.tokens: list[Token] = []  # the tokens completed in the chunk before the error
 
 
 class JsonLexer:
@@ -81,12 +80,20 @@ class JsonLexer:
         return self._expect == _DONE
 
     def feed(self, chunk: str) -> tuple[list[Token], int]:
-        """Tokenize `chunk`. Returns the tokens and the index in `chunk` just after the value when it
-        ended inside this chunk (the rest is not the lexer's), else -1. Raises JsonSyntaxError, which
-        carries the tokens completed before the error, so that no chunking loses them."""
+        """`read`, raising its error."""
+        tokens, end, error = self.read(chunk)
+        if error is not None:
+            raise error
+        return tokens, end
+
+    def read(self, chunk: str) -> tuple[list[Token], int, JsonSyntaxError | None]:
+        """Tokenize `chunk`. Returns the tokens, the index in `chunk` just after the value when it
+        ended inside this chunk (the rest is not the lexer's) or -1, and the error that stopped the
+        text being JSON, if any: the tokens completed before an error come back too, so that no
+        chunking loses them."""
         if self._in_string and not self._carry and _STRING_SPECIAL.search(chunk) is None:
             # The common case while a long string argument streams: the whole chunk is content.
-            return [("str", chunk, len(self._stack), self._string_is_key, len(chunk))], -1
+            return [("str", chunk, len(self._stack), self._string_is_key, len(chunk))], -1, None
         offset = self._offset = len(self._carry)
         text = self._carry + chunk
         self._carry = ""
@@ -151,11 +158,10 @@ class JsonLexer:
                     i = self._lex_scalar(text, i, tokens)
         except JsonSyntaxError as err:
             err.pos = max(err.pos - offset, 0)
-            err.tokens = tokens
-            raise
+            return tokens, -1, err
         if self._expect == _DONE:
-            return tokens, max(i - offset, 0)
-        return tokens, -1
+            return tokens, max(i - offset, 0), None
+        return tokens, -1, None
 
     def finish(self) -> list[Token]:
         """End of input: a number or literal waiting for a terminator is complete after all."""

@@ -39,13 +39,11 @@ MAX_TOKEN = 512
 
 
 class NotALiteral(ValueError):
-    """The text is not (the start of) a literal value. `pos` indexes the chunk; `tokens` are those
-    completed in the chunk before the error."""
+    """The text is not (the start of) a literal value. `pos` indexes the chunk."""
 
     def __init__(self, message: str, pos: int = 0) -> None:
         super().__init__(message)
         self.pos = pos
-        self.tokens: list[PyToken] = []
 
 
 class PythonLexer:
@@ -55,7 +53,9 @@ class PythonLexer:
         self._quote = ""  # inside a string: its closing quote ("'", '"', "'''" or '\"\"\"')
         self._carry = ""
 
-    def feed(self, chunk: str) -> list[PyToken]:
+    def read(self, chunk: str) -> tuple[list[PyToken], NotALiteral | None]:
+        """Tokenize `chunk`: the tokens, and the error that stopped the text being arguments, if
+        any (the tokens completed before it come back too, so that no chunking loses them)."""
         offset = len(self._carry)
         text = self._carry + chunk
         self._carry = ""
@@ -74,7 +74,7 @@ class PythonLexer:
                         self._quote = c * 3
                     elif n - i < 3 and text[i:] == c * (n - i):  # maybe the start of a triple quote
                         self._carry = text[i:]
-                        return tokens
+                        return tokens, None
                     else:
                         self._quote = c
                     i += len(self._quote)
@@ -90,7 +90,7 @@ class PythonLexer:
                         raise NotALiteral("name or number too long", i)
                     if end == n:
                         self._carry = text[i:]
-                        return tokens
+                        return tokens, None
                     word = text[i:end]
                     if _DOTTED_NAME.fullmatch(word):
                         tokens.append(("name", word, end - offset))
@@ -101,15 +101,14 @@ class PythonLexer:
                     i = end
                 elif c == "." and i + 1 == n:
                     self._carry = text[i:]
-                    return tokens
+                    return tokens, None
                 else:
                     tokens.append(("op", c, i + 1 - offset))
                     i += 1
         except NotALiteral as err:
             err.pos = max(err.pos - offset, 0)
-            err.tokens = tokens
-            raise
-        return tokens
+            return tokens, err
+        return tokens, None
 
     def _lex_string(self, text: str, i: int, tokens: list[PyToken], offset: int) -> int:
         quote = self._quote
@@ -177,10 +176,6 @@ class PythonLexer:
     def _piece(self, parts: list[str], tokens: list[PyToken], end: int, offset: int, final: bool) -> int:
         tokens.append(("strend" if final else "str", "".join(parts), max(end - offset, 0)))
         return end
-
-    @property
-    def in_string(self) -> bool:
-        return bool(self._quote)
 
 
 def literal(tokens: list[PyToken]) -> Any:

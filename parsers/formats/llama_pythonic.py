@@ -119,11 +119,7 @@ class LlamaPythonicStream(FormatStream):
     def _scan_list(self, text: str) -> str:
         self._chunk_start = 0  # where the current call's text starts in this chunk
         try:
-            failure: NotALiteral | None = None
-            try:
-                tokens = self._lexer.feed(text)
-            except NotALiteral as err:
-                tokens, failure = err.tokens, err
+            tokens, failure = self._lexer.read(text)
             for kind, value, end in tokens:
                 if self._token(kind, value, end, text):
                     if self._list_calls == 0:  # every call was text: so is the list's closing bracket
