@@ -135,10 +135,6 @@ class JsonCallReader:
         self._args_done = False
         self._early_args: list[str] = []
 
-    @property
-    def done(self) -> bool:
-        return self._lexer.done
-
     def feed(self, chunk: str) -> int:
         """Read `chunk`; return the index just after the value if it ended here, else -1. Raises
         JsonSyntaxError (`pos` in `chunk`) where the text stops being calls."""

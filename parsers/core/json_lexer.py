@@ -74,11 +74,6 @@ class JsonLexer:
         self._carry = ""  # unfinished escape (inside a string) or scalar (outside)
         self._offset = 0  # length of the carry prepended to the chunk being lexed
 
-    @property
-    def done(self) -> bool:
-        """The value is complete."""
-        return self._expect == _DONE
-
     def feed(self, chunk: str) -> tuple[list[Token], int]:
         """`read`, raising its error."""
         tokens, end, error = self.read(chunk)

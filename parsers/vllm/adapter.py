@@ -46,10 +46,10 @@ def _passes_through(request: Any) -> bool:
 
 
 class FormatToolParser(ToolParser):
-    """Runs the format named by `format_name`; subclasses only set that (and format options)."""
+    """Runs the format named by `format_name`; subclasses set that, and override the hooks below
+    where their format needs (ids, token ids, a decoding constraint)."""
 
     format_name: ClassVar[str]
-    format_options: ClassVar[dict[str, Any]] = {}
     engine_ids: ClassVar[bool] = True
     """Give calls vLLM's ids; False where the format has its own id rule (Mistral)."""
     engine_based_streaming = True
@@ -63,7 +63,7 @@ class FormatToolParser(ToolParser):
         self._sent_fragments: list[str] = []  # arguments sent for the current call
 
     def _new_stream(self, streaming: bool) -> FormatStream:
-        return self._format.stream(self.tools, _vllm_call_id if self.engine_ids else None, **self.format_options)
+        return self._format.stream(self.tools, _vllm_call_id if self.engine_ids else None)
 
     def _feed(self, stream: FormatStream, text: str, delta_token_ids: Sequence[int]) -> list[Event]:
         return stream.feed(text)
@@ -142,7 +142,6 @@ class FormatToolParser(ToolParser):
             if isinstance(event, Text):
                 content.append(event.text)
             elif isinstance(event, CallStart):
-                self.current_tool_id = event.index
                 self.prev_tool_call_arr.append({"name": event.name, "arguments": ""})
                 self.streamed_args_for_tool.append("")
                 self._sent_fragments = []
