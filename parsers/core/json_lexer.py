@@ -26,6 +26,7 @@ control character), everything else is a short token.
 from __future__ import annotations
 
 import re
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
 Token = tuple[str, str, int, bool, int]
 
@@ -53,6 +54,11 @@ _COMMA_OR_CLOSE = 5
 _DONE = 6
 
 _CLOSER = {"{": "}", "[": "]"}
+
+
+def json_string_body(text: str) -> str:
+    """`text` as the inside of a JSON string (json.dumps with ensure_ascii=False, without quotes)."""
+    return encode_basestring(text)[1:-1] if _STRING_SPECIAL.search(text) else text
 
 
 class JsonSyntaxError(ValueError):

@@ -29,8 +29,9 @@ import json
 import math
 import re
 from collections.abc import Callable
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
+
+from .json_lexer import json_string_body
 
 _ALIASES = {"str": "string", "text": "string", "int": "integer", "float": "number", "bool": "boolean"}
 _ALIASES |= {"dict": "object", "list": "array"}
@@ -200,14 +201,6 @@ def _string_from_start(types: frozenset[str]) -> Callable[[str], bool | None]:
     return lambda head: True
 
 
-_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
-
-
-def _escape(text: str) -> str:
-    """`text` as the inside of a JSON string (json.dumps with ensure_ascii=False, without quotes)."""
-    return encode_basestring(text)[1:-1] if _NEEDS_ESCAPE.search(text) else text
-
-
 class ValueWriter:
     """Streams one raw-text value as JSON. `feed` and `finish` return the JSON text to send."""
 
@@ -221,7 +214,7 @@ class ValueWriter:
     def feed(self, text: str) -> str:
         if self._streaming:
             self._held.append(text)
-            return _escape(text)
+            return json_string_body(text)
         self._held.append(text)
         if self._decided:
             return ""
@@ -233,7 +226,7 @@ class ValueWriter:
         if not decision:
             return ""
         self._streaming = True
-        return '"' + _escape("".join(self._held))
+        return '"' + json_string_body("".join(self._held))
 
     def finish(self) -> tuple[str, Any]:
         """The rest of the JSON text, and the value."""

@@ -19,10 +19,10 @@ streams inside the string as it is written.
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from ..core.ids import IdFactory
+from ..core.json_lexer import json_string_body
 from ..core.outside import OutsideCalls
 from ..core.python_literals import NotALiteral, PythonLexer, PyToken, literal
 from ..core.stream import FormatStream
@@ -32,10 +32,6 @@ LINE_LIST, PYTHON_TAG, PYTHON_START, PYTHON_END = "\n[", "<|python_tag|>", "<|py
 _TEXT, _HEAD, _LIST, _AFTER_LIST = range(4)
 # Inside a list:
 _CALL, _OPEN, _ARG, _EQUALS, _VALUE, _STRING_END, _SKIP, _NEXT = range(8)
-
-
-def _escape(text: str) -> str:
-    return encode_basestring(text)[1:-1]
 
 
 class LlamaPythonicStream(FormatStream):
@@ -208,7 +204,7 @@ class LlamaPythonicStream(FormatStream):
                 self._call_args(self._index, '"')
                 self._string = [""]
             self._string.append(value)
-            self._call_args(self._index, _escape(value))
+            self._call_args(self._index, json_string_body(value))
             if kind == "strend":
                 self._at = _STRING_END
             return
