@@ -63,8 +63,12 @@ class LlamaPythonicStream(FormatStream):
         self._depth = 0
         self._chunk_start = 0
         self._list_calls = 0  # calls of the current list that were read
-        self._readers = {_TEXT: self._scan_text, _HEAD: self._scan_head, _LIST: self._scan_list}
-        self._readers[_AFTER_LIST] = self._scan_after_list
+        self._readers = {
+            _TEXT: self._scan_text,
+            _HEAD: self._scan_head,
+            _LIST: self._scan_list,
+            _AFTER_LIST: self._scan_after_list,
+        }
 
     # -- outside the list -------------------------------------------------------------------------
 
