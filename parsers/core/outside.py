@@ -21,29 +21,33 @@ class OutsideCalls:
         self._starts = frozenset(starts)
         self._outside = MarkerScanner([*starts, *([think[0]] if think else [])])
         self._inside = MarkerScanner([think[1]]) if think else None
-        self._in_think = False
-        self.held = ""  # a suffix that may still become a marker
+        self.in_think = False
 
-    def scan(self, text: str) -> tuple[re.Match[str] | None, str]:
-        """Release the text before the next start marker: (the marker, the text after it), or
-        (None, "") when `text` holds no start marker (a partial one is held)."""
-        text = self.held + text
-        self.held = ""
-        while text:
-            scanner = self._inside if self._in_think else self._outside
+    def scan(self, text: str, pos: int) -> tuple[re.Match[str] | None, int]:
+        """Release the text from `pos` to the next start marker: (the marker, the position after
+        it); or (None, the position up to which text was released), the rest of `text` being a
+        partial marker to hold back."""
+        end = len(text)
+        while pos < end:
+            scanner = self._inside if self.in_think else self._outside
             assert scanner is not None
-            before, m, self.held = scanner.split(text)
-            self._emit(before)
+            m = scanner.search(text, pos)
             if m is None:
-                return None, ""
-            if not self._in_think and m.group() in self._starts:
-                return m, text[m.end() :]
+                cut = scanner.releasable(text, pos)
+                self._emit(text[pos:cut])
+                return None, cut
+            self._emit(text[pos : m.start()])
+            if not self.in_think and m.group() in self._starts:
+                return m, m.end()
             self._emit(m.group())  # entering or leaving reasoning
-            self._in_think = not self._in_think
-            text = text[m.end() :]
-        return None, ""
+            self.in_think = not self.in_think
+            pos = m.end()
+        return None, pos
 
-    def release(self) -> str:
-        """End of output: the held suffix, which can no longer become a marker."""
-        held, self.held = self.held, ""
-        return held
+    def read(self, text: str, pos: int) -> tuple[re.Match[str] | None, int | None]:
+        """`scan` for a format's text reader: (the marker, the position after it), or (None, where
+        the reader stops: None when only a partial marker is left to hold back)."""
+        m, at = self.scan(text, pos)
+        if m is None and at == pos:
+            return None, None
+        return m, at

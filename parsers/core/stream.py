@@ -1,30 +1,44 @@
-"""The shared half of every format machine: event output, content trimming, ids, never raising.
+"""The shared half of every format machine: the reader loop, event output, content trimming, ids,
+bounded logging, never raising.
 
-A format subclasses `FormatStream` and implements `_feed(text)` and `_close()`, reporting what it
-recognises through `_text`, `_start_call`, `_call_args`, `_end_call` and `_reject`. This class turns
-that into the public `feed()` / `close()` contract:
+A format subclasses `FormatStream`, fills `_readers` (one reader per state) and implements
+`_close()`, reporting what it recognises through `_text`, `_start_call`, `_call_args`, `_end_call`
+and `_reject`. This class turns that into the public `feed()` / `close()` contract:
 
+- **One buffer, a scan position** (h11's receive buffer): a reader is called as
+  `reader(text, pos)` and returns the position it read up to, or None to hold `text[pos:]` back until
+  more text comes. No step copies the rest of the text, so a delta costs what it holds, however many
+  small steps it takes; what a reader holds back is short (a partial marker, a name, a number), so
+  prepending it to the next delta is cheap too.
 - Content is trimmed at both ends of the response the same way in streaming and in `parse()`:
   leading whitespace is never sent, and whitespace is held back until real text follows it (then
   sent), so whitespace next to a call or at the end never reaches the client.
-- Call indexes run 0..n-1 over the whole response; ids come from the engine's factory.
-- Nothing raises into the engine: an internal error is logged with the format name and the rest of
-  the output is passed through as text.
+- Call indexes run 0..n-1 in order of appearance; ids come from the engine's factory.
+- Logging is bounded per response: the first few rejected spans (`Limits.log_spans`), then one
+  summary line at `close()` with the count.
+- Nothing raises into the engine: an internal error is logged once with the format name, and the
+  text not yet accounted for is passed through, once.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
 from .events import CallArgs, CallEnd, CallStart, Event, Text, merge_text
 from .ids import IdFactory, random_call_id
+from .limits import Limits
 from .tools import ToolIndex
 
 logger = logging.getLogger("toolcall_parsers")
 
 _SPAN_LIMIT = 200
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+Reader = Callable[[str, int], "int | None"]
+"""A state's reader: consumes `text` from `pos`; returns where it stopped, or None to hold the rest."""
 
 
 def shorten(span: str) -> str:
@@ -35,42 +49,49 @@ def shorten(span: str) -> str:
 
 
 class NotACall(Exception):
-    """Raised by a format's reader: the text it is reading turns out not to be a call. `rest` is
-    the text not consumed yet (None: the text the reader was given)."""
+    """Raised by a format's reader: the text it is reading turns out not to be a call. `pos` is
+    where reading goes on in the reader's text (None: where that reader started)."""
 
-    def __init__(self, reason: str, rest: str | None = None) -> None:
+    def __init__(self, reason: str, pos: int | None = None) -> None:
         super().__init__(reason)
-        self.rest = rest
+        self.pos = pos
 
 
 class FormatStream:
     """Base of the incremental parsers; one instance parses one response.
 
-    A format is a table of readers, one per state (as in h11): `_readers[_state](text)` consumes what
-    it can, possibly changes `_state`, and returns the rest for the next reader. Text a reader cannot
-    judge yet goes to `_buf` and comes back, with more, on the next feed. A reader raising NotACall
-    hands over to `_recover`, which returns what is left to read.
+    A format is a table of readers, one per state (as in h11): `_readers[_state](text, pos)`
+    consumes what it can, possibly changes `_state`, and returns where the next reader starts.
+    A reader raising NotACall hands over to `_recover`, which returns where reading goes on.
     """
 
     format_name = "?"
-    _readers: dict[int, Callable[[str], str]]
+    _readers: dict[int, Reader]
     _state: int
 
     def __init__(self, tools: Any = None, id_factory: IdFactory | None = None) -> None:
         self.tools = ToolIndex(tools)
+        self.limits = Limits.from_env()
         self._id_factory = id_factory or random_call_id
         self._out: list[Event] = []
         self._sent_text = False
         self._held_whitespace: list[str] = []
         self._next_index = 0
+        self._call_chars = 0  # arguments JSON sent for the current call
+        self._warnings = 0
         self._failed = False
         self._closed = False
         self._buf = ""  # held back by the current reader until more text comes
+        self._text_in = ""  # the text being read, where its current step started, and the events
+        self._step_at = 0  # before that step: on an internal error, what is not accounted for yet
+        self._step_mark = 0
 
     # -- public contract ----------------------------------------------------------------------
 
     def feed(self, text: str) -> list[Event]:
         """Consume the next piece of model output; return the events it makes unambiguous."""
+        if not isinstance(text, str):
+            raise TypeError(f"{self.format_name}: feed() takes str, not {type(text).__name__}")
         if self._closed:
             raise RuntimeError(f"{self.format_name}: feed() after close()")
         if not text:
@@ -78,10 +99,14 @@ class FormatStream:
         if self._failed:
             self._text(text)
         else:
+            if self._buf:
+                text = self._buf + text
+                self._buf = ""
+            self._text_in, self._step_at, self._step_mark = text, 0, len(self._out)
             try:
                 self._feed(text)
             except Exception:  # a bug of ours must not take the engine down
-                self._fail(text)
+                self._fail()
         return self._drain()
 
     def close(self) -> list[Event]:
@@ -90,34 +115,55 @@ class FormatStream:
             return []
         self._closed = True
         if not self._failed:
+            self._text_in, self._step_at, self._step_mark = self._buf, 0, len(self._out)
             try:
                 self._close()
             except Exception:
-                self._fail("")
+                self._fail()
         self._held_whitespace.clear()
+        if self._warnings > self.limits.log_spans:
+            logger.warning(
+                "%s: %d rejected spans or warnings in this response, %d not logged (TOOLCALL_PARSERS_LOG_SPANS=%d)",
+                self.format_name,
+                self._warnings,
+                self._warnings - self.limits.log_spans,
+                self.limits.log_spans,
+            )
         return self._drain()
 
-    # -- for the formats ----------------------------------------------------------------------
+    # -- the reader loop ------------------------------------------------------------------------
 
     def _feed(self, text: str) -> None:
-        if self._buf:
-            text = self._buf + text
-            self._buf = ""
+        """Run the readers over `text` (what was held back, then the new piece)."""
         readers = self._readers
-        while text:
+        pos, end = 0, len(text)
+        while pos < end:
+            state = self._state
+            self._step_at = pos
+            self._step_mark = len(self._out)
             try:
-                text = readers[self._state](text)
+                step = readers[state](text, pos)
             except NotACall as err:
-                text = self._recover(err, text)
+                step = self._recover(err, text, pos)
+            if step is None:
+                self._buf = text[pos:]
+                break
+            if step == pos and self._state == state:
+                raise RuntimeError(f"state {state} read nothing at {pos}")  # a bug: never loop forever
+            pos = step
+        self._text_in = ""
 
-    def _recover(self, err: NotACall, text: str) -> str:
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
+        """The text being read is not a call: report it as text; return where reading goes on."""
         raise err
+
+    # -- for the formats ----------------------------------------------------------------------
 
     def _close(self) -> None:
         raise NotImplementedError
 
     def _pending_text(self) -> str:
-        """Text the format holds back and has not reported yet (released when it fails)."""
+        """Text the format has consumed but not reported yet (released when it fails)."""
         return ""
 
     def _text(self, text: str) -> None:
@@ -140,11 +186,19 @@ class FormatStream:
             self._held_whitespace.append(text[len(body) :])
 
     def _start_call(self, name: str, call_id: str | None = None) -> int:
-        """Announce a call; `call_id` is a model-written id the format decided to keep."""
+        """Announce a call; `call_id` is a model-written id the format decided to keep. Raises
+        NotACall when the call is refused (a bound, or an undeclared tool the operator refuses)."""
+        if self._next_index >= self.limits.max_calls:
+            raise NotACall(f"more than {self.limits.max_calls} calls in one response (TOOLCALL_PARSERS_MAX_CALLS)")
+        if _SURROGATE.search(name):
+            raise NotACall("the tool name holds a lone surrogate")
+        if not self.tools.knows(name):
+            if self.limits.undeclared_as_text:
+                raise NotACall(f"a call to {name!r}, which the request did not declare")
+            self._warn(f"call to {name!r}, which is not among the request's tools")
         index = self._next_index
         self._next_index += 1
-        if not self.tools.knows(name):
-            self._warn(f"call to {name!r}, which is not among the request's tools")
+        self._call_chars = 0
         self._out.append(CallStart(index, call_id or self._make_id(name, index), name))
         return index
 
@@ -152,7 +206,13 @@ class FormatStream:
         return self._id_factory(name, index)
 
     def _call_args(self, index: int, fragment: str) -> None:
+        """Send a piece of the call's arguments JSON. Raises NotACall past the size bound."""
         if fragment:
+            self._call_chars += len(fragment)
+            if self._call_chars > self.limits.max_call_chars:
+                raise NotACall(
+                    f"the call's arguments pass {self.limits.max_call_chars} characters (TOOLCALL_PARSERS_MAX_CALL_CHARS)"
+                )
             self._out.append(CallArgs(index, fragment))
 
     def _end_call(self, index: int, arguments: dict[str, Any]) -> None:
@@ -165,18 +225,25 @@ class FormatStream:
             self._text(span)
 
     def _warn(self, message: str) -> None:
-        logger.warning("%s: %s", self.format_name, message)
+        self._warnings += 1
+        if self._warnings <= self.limits.log_spans:
+            logger.warning("%s: %s", self.format_name, message)
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _fail(self, text: str) -> None:
+    def _fail(self) -> None:
+        """An internal error: drop what the failed step produced, log once, and pass through what
+        the format holds plus the text from the failed step on, so nothing is lost or repeated."""
         logger.exception("%s: internal parser error; passing the rest of the output through", self.format_name)
         self._failed = True
+        del self._out[self._step_mark :]
         try:
             pending = self._pending_text()
         except Exception:
             pending = ""
+        text, self._text_in = self._text_in[self._step_at :], ""
         self._text(pending + text)
+        self._buf = ""
 
     def _drain(self) -> list[Event]:
         out = merge_text(self._out)

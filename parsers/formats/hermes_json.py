@@ -5,7 +5,7 @@ Grammar, as this machine reads it::
 
     output  := (text | think | block)*
     think   := "<think>" text "</think>"            # everything inside is text, never a call
-    block   := START ws value (ws value)* ws [END]   # END may be missing when the value completed
+    block   := START ws value (ws [","] ws value)* ws [END]   # END may be missing once a value completed
     value   := call-object | "[" call-object ("," call-object)* "]"
 
 The block ends where its JSON value ends, not at the first END: `</tool_call>` inside a string is
@@ -15,6 +15,7 @@ right there, so the next block still counts. A block cut off by the end of the o
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..core.ids import IdFactory
@@ -24,6 +25,7 @@ from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream
 
 _TEXT, _OPEN, _JSON, _AFTER = range(4)
+_WS = re.compile(r"[ \t\r\n]*")
 
 
 class HermesJsonStream(FormatStream):
@@ -45,8 +47,9 @@ class HermesJsonStream(FormatStream):
         self._end_marker = end_marker
         self._outside = OutsideCalls(self._text, [start_marker], think_markers)
         self._state = _TEXT
-        self._raw: list[str] = []  # the block's markup before its JSON (START, whitespace)
+        self._raw: list[str] = []  # the block's markup before its JSON, or what follows a value
         self._reader: JsonCallReader | None = None
+        self._comma = False  # a comma between two call values of one block
         self._readers = {
             _TEXT: self._scan_text,
             _OPEN: self._scan_open,
@@ -56,55 +59,66 @@ class HermesJsonStream(FormatStream):
 
     # -- states ---------------------------------------------------------------------------------
 
-    def _scan_text(self, text: str) -> str:
-        m, rest = self._outside.scan(text)
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        m, at = self._outside.read(text, pos)
         if m is not None:
             self._raw = [m.group()]
             self._state = _OPEN
-        return rest
+        return at
 
-    def _scan_open(self, text: str) -> str:
-        body = text.lstrip()
-        self._raw.append(text[: len(text) - len(body)])
-        if not body:
-            return ""
-        if body[0] in "{[":
+    def _scan_open(self, text: str, pos: int) -> int | None:
+        body = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        self._raw.append(text[pos:body])
+        if body == len(text):
+            return body
+        if text[body] in "{[":
             self._start_value()
             return body
         self._reject_block("no JSON after the start marker")
         return body
 
-    def _scan_json(self, text: str) -> str:
+    def _scan_json(self, text: str, pos: int) -> int | None:
         assert self._reader is not None
         try:
-            end = self._reader.feed(text)
+            stop, done = self._reader.feed(text, pos)
         except JsonSyntaxError as err:
             self._raw = self._reader.unfinished
             self._reject_block(f"not a valid call ({err})")
-            return text[err.pos :]
-        if end < 0:
-            return ""
+            return err.pos
+        if not done:
+            return stop if stop > pos else None
         self._raw = []
         self._reader = None
+        self._comma = False
         self._state = _AFTER
-        return text[end:]
+        return stop
 
-    def _scan_after(self, text: str) -> str:
-        body = text.lstrip()
-        if not body:
-            self._buf = text
-            return ""
-        if body.startswith(self._end_marker):
-            self._state = _TEXT
-            return body[len(self._end_marker) :]
-        if self._end_marker.startswith(body):
-            self._buf = text
-            return ""
-        if body[0] in "{[":  # another call object in the same block
-            self._start_value()
+    def _scan_after(self, text: str, pos: int) -> int | None:
+        """After a complete value: whitespace, then END, another value (after an optional comma),
+        or text (END is missing; the finished calls stand and what followed them is content)."""
+        body = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if body > pos:
+            self._raw.append(text[pos:body])
             return body
-        self._state = _TEXT  # the end marker is missing; the finished call stands
-        return text
+        if text.startswith(self._end_marker, pos):
+            self._raw = []
+            self._state = _TEXT
+            return pos + len(self._end_marker)
+        if self._end_marker.startswith(text[pos : pos + len(self._end_marker)]):
+            return None  # a partial END
+        c = text[pos]
+        if c in "{[":
+            self._raw = []
+            self._start_value()
+            return pos
+        if c == "," and not self._comma:
+            self._comma = True
+            self._raw.append(c)
+            return pos + 1
+        self._text("".join(self._raw))
+        self._raw = []
+        self._state = _TEXT
+        return pos
 
     def _close(self) -> None:
         if self._state in (_OPEN, _JSON):
@@ -112,18 +126,21 @@ class HermesJsonStream(FormatStream):
                 self._raw = self._reader.unfinished
             self._raw.append(self._buf)
             self._reject_block("the output ended inside a tool call")
+        elif self._state == _AFTER and self._buf:
+            self._text("".join(self._raw) + self._buf)
         else:
-            self._text(self._outside.release() + self._buf)
+            self._text(self._buf)
         self._buf = ""
 
     def _pending_text(self) -> str:
-        unfinished = self._reader.unfinished if self._reader is not None else self._raw
-        return self._outside.release() + "".join(unfinished) + self._buf
+        return "".join(self._reader.unfinished if self._reader is not None else self._raw)
 
     # -- helpers --------------------------------------------------------------------------------
 
     def _start_value(self) -> None:
-        self._reader = JsonCallReader(self._start_call, self._call_args, self._end_call, "".join(self._raw))
+        self._reader = JsonCallReader(
+            self._start_call, self._call_args, self._end_call, self.limits, "".join(self._raw)
+        )
         self._raw = []
         self._state = _JSON
 

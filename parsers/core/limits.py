@@ -1,0 +1,70 @@
+"""Bounds on what one response can make a parser hold, do or log, and the operator's settings.
+
+Model output is untrusted input that arrives at full server concurrency, and vLLM gives a tool-parser
+plugin no options of its own, so every bound is an environment variable read when a response's
+parser is made (a server picks up a change on restart). Past a bound the block in question becomes
+text with one logged reason; the server keeps serving.
+
+| variable | default | meaning |
+|---|---|---|
+| TOOLCALL_PARSERS_MAX_DEPTH | 256 | deepest nesting of a JSON or Python literal value |
+| TOOLCALL_PARSERS_MAX_SCALAR | 512 | longest number or literal (`true`, `1.5e3`) |
+| TOOLCALL_PARSERS_MAX_NAME | 1024 | longest tool name, parameter name or model-written call id |
+| TOOLCALL_PARSERS_MAX_CALLS | 1024 | most calls in one response; later ones are text |
+| TOOLCALL_PARSERS_MAX_CALL_CHARS | 8388608 | longest arguments JSON of one call (the most a call holds) |
+| TOOLCALL_PARSERS_LOG_SPANS | 3 | rejected spans logged per response (0: none); then one summary |
+| TOOLCALL_PARSERS_UNDECLARED_TOOLS | keep | `keep` a call to a tool the request did not declare, or make it `text` |
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+_PREFIX = "TOOLCALL_PARSERS_"
+
+
+def _int_setting(name: str, default: int, least: int) -> int:
+    raw = os.environ.get(_PREFIX + name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{_PREFIX}{name} must be a whole number, not {raw!r}") from None
+    if value < least:
+        raise ValueError(f"{_PREFIX}{name} must be at least {least}, not {value}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The bounds and settings of one response's parser (see the module docstring)."""
+
+    max_depth: int = 256
+    max_scalar: int = 512
+    max_name: int = 1024
+    max_calls: int = 1024
+    max_call_chars: int = 8 * 1024 * 1024
+    log_spans: int = 3
+    undeclared_as_text: bool = False
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        """The settings in the environment, defaults for the rest; ValueError naming a bad one."""
+        undeclared = os.environ.get(_PREFIX + "UNDECLARED_TOOLS", "keep").strip().lower()
+        if undeclared not in ("keep", "text"):
+            raise ValueError(f"{_PREFIX}UNDECLARED_TOOLS must be 'keep' or 'text', not {undeclared!r}")
+        default = _DEFAULT
+        return cls(
+            max_depth=_int_setting("MAX_DEPTH", default.max_depth, 1),
+            max_scalar=_int_setting("MAX_SCALAR", default.max_scalar, 16),
+            max_name=_int_setting("MAX_NAME", default.max_name, 1),
+            max_calls=_int_setting("MAX_CALLS", default.max_calls, 1),
+            max_call_chars=_int_setting("MAX_CALL_CHARS", default.max_call_chars, 2),
+            log_spans=_int_setting("LOG_SPANS", default.log_spans, 0),
+            undeclared_as_text=undeclared == "text",
+        )
+
+
+_DEFAULT = Limits()

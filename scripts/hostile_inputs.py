@@ -1,0 +1,213 @@
+"""Hostile model outputs for the linear-cost check of `scripts/bench.py --hostile`.
+
+Each input is a function of a target size in characters, so the same shape can be measured at two
+sizes: a parser whose cost per character stays the same is linear (DESIGN.md, invariants 5 and 8),
+one whose cost per character grows with the size is not. The shapes come from the issue tracker:
+markers repeated without ever forming a call, broken calls repeated, thousands of valid calls, long
+runs of whitespace where a parser may hold text back, deep nesting, escape-heavy strings, noise.
+Texts are built by repetition, deterministic (noise is seeded), and at least `size` long.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """One hostile output shape for one format; `make(size)` gives a text of about `size` chars."""
+
+    fmt: str
+    name: str
+    make: Callable[[int], str]
+
+
+def _tool(name: str, properties: dict[str, Any]) -> dict[str, Any]:
+    parameters = {"type": "object", "properties": properties}
+    return {"type": "function", "function": {"name": name, "description": name, "parameters": parameters}}
+
+
+TOOLS: list[dict[str, Any]] = [
+    _tool(
+        "f",
+        {
+            "i": {"type": "integer"},
+            "n": {"type": "number"},
+            "s": {"type": "string"},
+            "a": {"type": "array"},
+            "o": {"type": "object"},
+            "v": {},  # untyped: a MiniMax value is then read as JSON when it parses, else kept as text
+        },
+    )
+]
+"""The request's tools for every input: one tool `f` whose parameters cover the schema-typed paths."""
+
+
+def _repeat(unit: str, size: int, head: str = "", tail: str = "") -> str:
+    """`head`, then `unit` as many times as it takes to reach `size` characters, then `tail`."""
+    count = max(1, -(-(size - len(head) - len(tail)) // len(unit)))
+    return head + unit * count + tail
+
+
+def _lines(line: Callable[[int], str], size: int, head: str = "", tail: str = "") -> str:
+    """`head`, then line(0), line(1), ... until `size` characters, then `tail`: many distinct items."""
+    parts, total, n = [head], len(head) + len(tail), 0
+    while total < size:
+        parts.append(line(n))
+        total += len(parts[-1])
+        n += 1
+    parts.append(tail)
+    return "".join(parts)
+
+
+def _fill(head: str, filler: str, tail: str, size: int) -> str:
+    """One structure whose middle (`filler` repeated) makes up the size: e.g. a 1 MB run of spaces."""
+    return _repeat(filler, size, head, tail)
+
+
+def _nested(size: int, open_: str, close: str, head: str, tail: str) -> str:
+    """`head` + open_^d + close^d + `tail`, with depth d filling the size (closed, so valid syntax)."""
+    depth = max(1, (size - len(head) - len(tail)) // (len(open_) + len(close)))
+    return head + open_ * depth + close * depth + tail
+
+
+def binary_noise(size: int) -> str:
+    """Random bytes decoded as UTF-8 with errors="replace": U+FFFD, control characters, stray
+    brackets and quotes, as from a broken detokenizer or a model emitting garbage."""
+    data = random.Random(size).randbytes(size)
+    return data.decode("utf-8", errors="replace")[:size]
+
+
+SPACES = " "
+HOSTILE: list[Hostile] = [
+    # -- hermes_json --------------------------------------------------------------------------------
+    Hostile("hermes_json", "<tool_call> repeated", lambda n: _repeat("<tool_call>", n)),
+    Hostile("hermes_json", '<tool_call>{"name": 1}</tool_call> repeated', lambda n: _repeat('<tool_call>{"name": 1}</tool_call>', n)),
+    Hostile(
+        "hermes_json",
+        "many valid calls (one per line)",
+        lambda n: _lines(lambda i: f'<tool_call>{{"name": "f", "arguments": {{"i": {i}}}}}</tool_call>\n', n),
+    ),
+    Hostile(
+        "hermes_json",
+        "spaces after a complete call",
+        lambda n: _fill('<tool_call>{"name": "f", "arguments": {"i": 1}}</tool_call>', SPACES, "Done.", n),
+    ),
+    Hostile(
+        "hermes_json",
+        "deep [[[ in arguments",
+        lambda n: _nested(n, "[", "]", '<tool_call>{"name": "f", "arguments": {"a": ', "}}</tool_call>"),
+    ),
+    Hostile(
+        "hermes_json",
+        'deep {"a":{"a": in arguments',
+        lambda n: _nested(n, '{"a":', "}", '<tool_call>{"name": "f", "arguments": {"o": ', "}}</tool_call>"),
+    ),
+    Hostile("hermes_json", "binary noise", binary_noise),
+    # -- mistral_json -------------------------------------------------------------------------------
+    Hostile("mistral_json", "[TOOL_CALLS] repeated", lambda n: _repeat("[TOOL_CALLS]", n)),
+    Hostile("mistral_json", "[TOOL_CALLS]f[ARGS]{x} repeated", lambda n: _repeat("[TOOL_CALLS]f[ARGS]{x}", n)),
+    Hostile("mistral_json", "many valid v11 calls", lambda n: _lines(lambda i: f'[TOOL_CALLS]f[ARGS]{{"i": {i}}}', n)),
+    Hostile(
+        "mistral_json",
+        "deep [[[ in arguments",
+        lambda n: _nested(n, "[", "]", '[TOOL_CALLS]f[ARGS]{"a": ', "}"),
+    ),
+    Hostile(
+        "mistral_json",
+        'deep {"a":{"a": in arguments',
+        lambda n: _nested(n, '{"a":', "}", '[TOOL_CALLS]f[ARGS]{"o": ', "}"),
+    ),
+    Hostile("mistral_json", "binary noise", binary_noise),
+    # -- tagged -------------------------------------------------------------------------------------
+    Hostile("tagged", "<TOOL_CALLS> repeated", lambda n: _repeat("<TOOL_CALLS>", n)),
+    Hostile("tagged", "f {x} lines in one block", lambda n: _repeat("f {x}\n", n, "<TOOL_CALLS>\n", "</TOOL_CALLS>")),
+    Hostile(
+        "tagged",
+        "many valid lines",
+        lambda n: _lines(lambda i: f'f {{"i": {i}}}\n', n, "<TOOL_CALLS>\n", "</TOOL_CALLS>"),
+    ),
+    Hostile("tagged", "deep [[[ in arguments", lambda n: _nested(n, "[", "]", '<TOOL_CALLS>\nf {"a": ', "}\n</TOOL_CALLS>")),
+    Hostile(
+        "tagged",
+        'deep {"a":{"a": in arguments',
+        lambda n: _nested(n, '{"a":', "}", '<TOOL_CALLS>\nf {"o": ', "}\n</TOOL_CALLS>"),
+    ),
+    Hostile("tagged", "binary noise", binary_noise),
+    # -- minimax_xml --------------------------------------------------------------------------------
+    Hostile("minimax_xml", "<minimax:tool_call> repeated", lambda n: _repeat("<minimax:tool_call>", n)),
+    Hostile(
+        "minimax_xml",
+        "string value of </parameter> x look-alikes",
+        lambda n: _fill(
+            '<minimax:tool_call><invoke name="f"><parameter name="s">',
+            "</parameter> x",
+            "</parameter></invoke></minimax:tool_call>",
+            n,
+        ),
+    ),
+    Hostile(
+        "minimax_xml",
+        "number value: digits then x",
+        lambda n: _fill(
+            '<minimax:tool_call><invoke name="f"><parameter name="n">',
+            "1234567890",
+            "x</parameter></invoke></minimax:tool_call>",
+            n,
+        ),
+    ),
+    Hostile(
+        "minimax_xml",
+        "many valid invokes",
+        lambda n: _lines(
+            lambda i: f'<invoke name="f"><parameter name="i">{i}</parameter></invoke>\n',
+            n,
+            "<minimax:tool_call>\n",
+            "</minimax:tool_call>",
+        ),
+    ),
+    Hostile(
+        "minimax_xml",
+        "spaces between tags",
+        lambda n: _fill(
+            "<minimax:tool_call>",
+            SPACES,
+            '<invoke name="f"><parameter name="i">1</parameter></invoke></minimax:tool_call>',
+            n,
+        ),
+    ),
+    Hostile(
+        "minimax_xml",
+        "spaces after </parameter>",
+        lambda n: _fill(
+            '<minimax:tool_call><invoke name="f"><parameter name="i">1</parameter>',
+            SPACES,
+            "</invoke></minimax:tool_call>",
+            n,
+        ),
+    ),
+    Hostile(
+        "minimax_xml",
+        "untyped value starting with spaces",
+        lambda n: _fill(
+            '<minimax:tool_call><invoke name="f"><parameter name="v">',
+            SPACES,
+            "x</parameter></invoke></minimax:tool_call>",
+            n,
+        ),
+    ),
+    Hostile("minimax_xml", "binary noise", binary_noise),
+    # -- llama_pythonic -----------------------------------------------------------------------------
+    Hostile("llama_pythonic", "string heavy in escapes", lambda n: _fill('[f(s="', '\\"\\\\\\n', '")]', n)),
+    Hostile("llama_pythonic", "triple-quoted string", lambda n: _fill('[f(s="""', "a \"b\" 'c'\n", '""")]', n)),
+    Hostile("llama_pythonic", "[f(i=N)] lines (many lists)", lambda n: _lines(lambda i: f"[f(i={i})]\n", n)),
+    Hostile("llama_pythonic", "spaces between arguments", lambda n: _fill("[f(i=1,", SPACES, 's="x")]', n)),
+    Hostile("llama_pythonic", "spaces after <|python_tag|>", lambda n: _fill("<|python_tag|>", SPACES, "[f(i=1)]", n)),
+    Hostile("llama_pythonic", "spaces after a line-start [", lambda n: _fill("Calling.\n[", SPACES, "f(i=1)]", n)),
+    Hostile("llama_pythonic", "deep [[[ in a literal", lambda n: _nested(n, "[", "]", "[f(a=", ")]")),
+    Hostile("llama_pythonic", "deep {'a':{'a': in a literal", lambda n: _nested(n, "{'a':", "}", "[f(o=", ")]")),
+    Hostile("llama_pythonic", "binary noise", binary_noise),
+]

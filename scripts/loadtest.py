@@ -1,0 +1,568 @@
+"""Load test for an OpenAI-compatible server running one of our tool-call parsers (vLLM, SGLang).
+
+Many requests at once, streamed and not, each forcing an exact raw model output through vLLM's
+structured outputs (a regex of the text, `tool_choice="auto"`, temperature 0), so the real
+detokenizer, serving layer and parser run on real token deltas under concurrency. Every answer is
+compared exactly with `toolcall_parsers.parse(FORMAT, raw, tools)`: content, calls (name and decoded
+arguments), finish reason, and for streams OpenAI's delta rules. The point is to catch what unit tests
+cannot: state shared between requests, parsers built per process, memory that grows with traffic.
+
+    python scripts/loadtest.py --base-url http://127.0.0.1:8000/v1 --parser hermes_json
+    python scripts/loadtest.py --start hermes_json --concurrency 64 --requests 1000
+    python scripts/loadtest.py --start hermes_json --server-args "--api-server-count 2"
+
+Exit status 0 only when every request finished without error or mismatch. Only 127.0.0.1 / localhost
+servers are accepted: the tool is meant for a server you started, not for someone else's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import random
+import re
+import shlex
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from toolcall_parsers import FORMATS, ParseResult, parse  # noqa: E402
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+MESSAGES = [{"role": "user", "content": "What is the weather in Paris? Also search the web."}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search the web",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+        },
+    },
+]
+# Quotes, a backslash, newlines, markers of every format, non-ASCII and an astral character: what
+# breaks escaping, string-awareness and byte-split detokenization. No tab or `&~#`: their escaped regex
+# forms depend on the structured-output backend, which is not what this test is about.
+LONG = (
+    'She said "meet at 5" and left.\nPath: C:\\temp\\x\n'
+    "Markers as data: </tool_call> [TOOL_CALLS] </TOOL_CALLS> </invoke> ] } )\n"
+    "Unicode: café Münster 東京 😀 — done."
+)
+Call = tuple[str, dict[str, Any]]
+CALL_A: Call = ("get_weather", {"city": "Paris", "days": 3})
+CALL_B: Call = ("search", {"query": "vLLM tool parsers"})
+CALL_LONG: Call = ("search", {"query": LONG})
+
+
+# -- the pool of raw outputs -------------------------------------------------------------------
+
+
+def _py_literal(value: Any) -> str:
+    """A Python literal for a string or an int; JSON string escapes are valid Python escapes."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _minimax_value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+WRITERS = {
+    "hermes_json": lambda calls: "\n".join(
+        f"<tool_call>\n{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}\n</tool_call>" for n, a in calls
+    ),
+    "mistral_json": lambda calls: "".join(f"[TOOL_CALLS]{n}[ARGS]{json.dumps(a, ensure_ascii=False)}" for n, a in calls),
+    "tagged": lambda calls: "<TOOL_CALLS>\n"
+    + "".join(f"{n} {json.dumps(a, ensure_ascii=False)}\n" for n, a in calls)
+    + "</TOOL_CALLS>",
+    "minimax_xml": lambda calls: "<minimax:tool_call>\n"
+    + "".join(
+        f'<invoke name="{n}">\n'
+        + "".join(f'<parameter name="{k}">{_minimax_value(v)}</parameter>\n' for k, v in a.items())
+        + "</invoke>\n"
+        for n, a in calls
+    )
+    + "</minimax:tool_call>",
+    "llama_pythonic": lambda calls: "["
+    + ", ".join(f"{n}({', '.join(f'{k}={_py_literal(v)}' for k, v in a.items())})" for n, a in calls)
+    + "]",
+}
+"""How each format writes a list of calls, so every format gets the same pool."""
+
+# Malformed blocks whose call never starts (no name is ever announced): the stream must agree with
+# parse() exactly, today.
+NEVER_STARTS = {
+    "hermes_json": "I tried.\n<tool_call>not json</tool_call>",
+    "mistral_json": "I tried.\n[TOOL_CALLS] ?? not a call",
+    "tagged": "I tried.\n<TOOL_CALLS>\n!!! not a call\n</TOOL_CALLS>",
+    "minimax_xml": "I tried.\n<minimax:tool_call>\n<oops/>\n</minimax:tool_call>",
+    "llama_pythonic": 'I tried.\n[get_weather city="Paris"]',
+}
+# Malformed after the name: the stream has already announced the call when the block breaks. That
+# is the known streaming gap (exact-streaming policy, being fixed); its mismatches are counted apart
+# unless --strict-malformed.
+STARTS_THEN_BREAKS = {
+    "hermes_json": '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris", }}</tool_call>',
+    "mistral_json": '[TOOL_CALLS]get_weather[ARGS]{"city": Paris}',
+    "tagged": '<TOOL_CALLS>\nget_weather {"city": Paris}\n</TOOL_CALLS>',
+    "minimax_xml": '<minimax:tool_call><invoke name="get_weather"><parameter name="city">Paris</invoke></minimax:tool_call>',
+    "llama_pythonic": "[get_weather(city=Paris)]",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One raw model output of the pool, with the calls it is written to contain."""
+
+    name: str
+    raw: str
+    intended: tuple[Call, ...] = ()
+    known_gap: bool = False
+
+
+def pool(fmt: str) -> list[Entry]:
+    """The fixed pool of raw outputs for a format: the shapes a client meets, and two broken ones."""
+    write = WRITERS[fmt]
+    return [
+        Entry("plain", "Paris is sunny today, 21 °C. No tool needed."),
+        Entry("one_call", "Let me check.\n" + write([CALL_A]), (CALL_A,)),
+        Entry("two_calls", write([CALL_A, CALL_B]), (CALL_A, CALL_B)),
+        Entry("long_string", "Searching for that.\n" + write([CALL_LONG]), (CALL_LONG,)),
+        Entry("malformed", NEVER_STARTS[fmt]),
+        Entry("malformed_started", STARTS_THEN_BREAKS[fmt], known_gap=True),
+    ]
+
+
+def expected_results(fmt: str, entries: list[Entry]) -> list[ParseResult]:
+    """parse() of each entry: the reference every answer is compared with. Fails when parse() itself
+    does not find the calls an entry was written with (then the parser, not the server, is wrong)."""
+    results = []
+    for entry in entries:
+        result = parse(fmt, entry.raw, TOOLS)
+        found = tuple((c.name, c.arguments) for c in result.calls)
+        if found != entry.intended:
+            raise SystemExit(f"parse({fmt!r}) of pool entry {entry.name!r} found {found}, written with {entry.intended}")
+        results.append(result)
+    return results
+
+
+# -- one request ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Seen:
+    """What a client got: the message content, calls as (id, name, arguments text), finish reason."""
+
+    content: str | None
+    calls: list[tuple[str | None, str | None, str]]
+    finish: str | None
+    tokens: int = 0
+    delta_problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    entry: str
+    streamed: bool
+    latency: float
+    tokens: int = 0
+    error: str | None = None
+    problems: list[str] = field(default_factory=list)
+    known_gap: bool = False
+
+
+def _request(model: str, raw: str, max_tokens: int) -> dict[str, Any]:
+    return {
+        "model": model,
+        "messages": MESSAGES,
+        "tools": TOOLS,
+        "tool_choice": "auto",
+        "temperature": 0,
+        "max_tokens": max_tokens,
+        "extra_body": {"structured_outputs": {"regex": re.escape(raw)}},
+    }
+
+
+async def fetch_plain(client: openai.AsyncOpenAI, model: str, raw: str, max_tokens: int) -> Seen:
+    response = await client.chat.completions.create(**_request(model, raw, max_tokens))
+    choice = response.choices[0]
+    calls = [(c.id, c.function.name, c.function.arguments) for c in choice.message.tool_calls or []]
+    tokens = response.usage.completion_tokens if response.usage else 0
+    return Seen(choice.message.content, calls, choice.finish_reason, tokens)
+
+
+async def fetch_stream(client: openai.AsyncOpenAI, model: str, raw: str, max_tokens: int) -> Seen:
+    """Stream and rebuild the message the way a client does, noting every breach of the delta rules:
+    a call's first delta carries id, type and name; later deltas of that index carry neither id nor
+    name; indexes appear in order 0, 1, ..."""
+    stream = await client.chat.completions.create(
+        **_request(model, raw, max_tokens), stream=True, stream_options={"include_usage": True}
+    )
+    content: list[str] = []
+    calls: dict[int, list[Any]] = {}
+    seen = Seen(None, [], None)
+    async for chunk in stream:
+        if chunk.usage:
+            seen.tokens = chunk.usage.completion_tokens
+        for choice in chunk.choices:
+            seen.finish = choice.finish_reason or seen.finish
+            content.append(choice.delta.content or "")
+            for tc in choice.delta.tool_calls or []:
+                name = tc.function.name if tc.function else None
+                fragment = (tc.function.arguments if tc.function else None) or ""
+                if tc.index not in calls:
+                    if tc.index != len(calls):
+                        seen.delta_problems.append(f"call index {tc.index} after {sorted(calls)}")
+                    if not (tc.id and tc.type == "function" and name):
+                        seen.delta_problems.append(f"first delta of call {tc.index} lacks id/type/name: {tc}")
+                    calls[tc.index] = [tc.id, name, ""]
+                elif tc.id or name:
+                    seen.delta_problems.append(f"later delta of call {tc.index} repeats id/name: {tc}")
+                calls[tc.index][2] += fragment
+    seen.content = "".join(content)
+    seen.calls = [tuple(calls[i]) for i in sorted(calls)]
+    return seen
+
+
+def compare(expected: ParseResult, seen: Seen) -> list[str]:
+    """Differences between what the client got and parse(): content (stripped as parse() strips it, so
+    None and "" are the same answer), (name, arguments) pairs, finish reason, ids."""
+    problems = list(seen.delta_problems)
+    content = (seen.content or "").strip() or None
+    if content != expected.content:
+        problems.append(f"content {content!r} != {expected.content!r}")
+    got: list[Call] = []
+    for _, name, arguments in seen.calls:
+        try:
+            got.append((name or "", json.loads(arguments)))
+        except json.JSONDecodeError:
+            problems.append(f"arguments of {name!r} are not JSON: {arguments!r}")
+    want = [(c.name, c.arguments) for c in expected.calls]
+    if got != want:
+        problems.append(f"calls {got!r} != {want!r}")
+    ids = [i for i, _, _ in seen.calls]
+    if not all(ids) or len(set(ids)) != len(ids):
+        problems.append(f"call ids missing or repeated: {ids}")
+    finish = "tool_calls" if expected.calls else "stop"
+    if seen.finish != finish:
+        problems.append(f"finish_reason {seen.finish!r} != {finish!r}")
+    return problems
+
+
+# -- the load ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Options:
+    fmt: str
+    model: str | None = None
+    concurrency: int = 64
+    requests: int = 1000
+    seed: int = 0
+    timeout: float = 300.0
+    deadline: float = 3600.0
+    max_tokens: int = 400
+    strict_malformed: bool = False
+    server_pid: int | None = None
+    progress: bool = True
+
+
+def make_plan(entries: list[Entry], requests: int, seed: int) -> list[tuple[int, bool]]:
+    """(entry index, streamed) for each request: every entry in both modes equally often, shuffled."""
+    combos = [(i, streamed) for i in range(len(entries)) for streamed in (False, True)]
+    plan = [combos[n % len(combos)] for n in range(requests)]
+    random.Random(seed).shuffle(plan)
+    return plan
+
+
+class Progress:
+    """tqdm when it is installed, else one stderr line rewritten at most once a second."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.done, self.enabled, self._last = total, 0, enabled, 0.0
+        self._bar = None
+        if enabled:
+            with contextlib.suppress(ImportError):
+                from tqdm import tqdm
+
+                self._bar = tqdm(total=total, file=sys.stderr, unit="req", mininterval=1.0, dynamic_ncols=True)
+
+    def update(self, errors: int, mismatches: int) -> None:
+        self.done += 1
+        if self._bar is not None:
+            self._bar.set_postfix(errors=errors, mismatches=mismatches, refresh=False)
+            self._bar.update(1)
+        elif self.enabled and (time.monotonic() - self._last >= 1.0 or self.done == self.total):
+            self._last = time.monotonic()
+            print(f"\r{self.done}/{self.total} errors={errors} mismatches={mismatches}", end="", file=sys.stderr)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        elif self.enabled:
+            print(file=sys.stderr)
+
+
+async def run_requests(
+    client: openai.AsyncOpenAI, model: str, opts: Options, entries: list[Entry], expected: list[ParseResult]
+) -> tuple[list[Outcome], float]:
+    """Run the plan with `concurrency` requests in flight; stop starting new ones at the deadline and
+    cancel what is still running then. Returns the outcomes and the wall time."""
+    plan = iter(make_plan(entries, opts.requests, opts.seed))
+    outcomes: list[Outcome] = []
+    progress = Progress(opts.requests, opts.progress)
+    counts = {"errors": 0, "mismatches": 0}
+    start = time.monotonic()
+    deadline = start + opts.deadline
+
+    async def one(index: int, streamed: bool) -> Outcome:
+        entry, t0 = entries[index], time.monotonic()
+        outcome = Outcome(entry.name, streamed, 0.0, known_gap=entry.known_gap)
+        fetch = fetch_stream if streamed else fetch_plain
+        try:
+            seen = await asyncio.wait_for(fetch(client, model, entry.raw, opts.max_tokens), opts.timeout)
+            outcome.tokens = seen.tokens
+            outcome.problems = compare(expected[index], seen)
+        except asyncio.CancelledError:
+            outcome.error = "cancelled at the overall deadline"
+            raise
+        except Exception as exc:  # any failure of one request is counted, never fatal
+            outcome.error = f"{type(exc).__name__}: {exc}"[:500]
+        finally:
+            outcome.latency = time.monotonic() - t0
+            outcomes.append(outcome)
+            counts["errors"] += outcome.error is not None
+            counts["mismatches"] += bool(outcome.problems) and (opts.strict_malformed or not entry.known_gap)
+            progress.update(counts["errors"], counts["mismatches"])
+        return outcome
+
+    async def worker() -> None:
+        for index, streamed in plan:
+            if time.monotonic() >= deadline:
+                return
+            await one(index, streamed)
+
+    workers = [asyncio.create_task(worker()) for _ in range(opts.concurrency)]
+    _, pending = await asyncio.wait(workers, timeout=max(0.0, deadline - time.monotonic()))
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    progress.close()
+    return outcomes, time.monotonic() - start
+
+
+# -- the server's memory ------------------------------------------------------------------------------
+
+
+def server_processes(base_url: str, pid: int | None) -> list[Any]:
+    """The server's processes: `pid` and its descendants, else whatever listens on the URL's port and
+    their descendants (with several API servers, each of them listens on the shared port)."""
+    try:
+        import psutil
+    except ImportError:
+        return []
+    roots: list[Any] = []
+    if pid is not None:
+        roots = [psutil.Process(pid)]
+    else:
+        port = urlsplit(base_url).port
+        with contextlib.suppress(psutil.AccessDenied):
+            listening = {
+                c.pid for c in psutil.net_connections("tcp") if c.laddr and c.laddr.port == port and c.status == "LISTEN"
+            }
+            roots = [psutil.Process(p) for p in listening if p]
+    found: dict[int, Any] = {}
+    for root in roots:
+        with contextlib.suppress(psutil.Error):
+            for proc in [root, *root.children(recursive=True)]:
+                found[proc.pid] = proc
+    return list(found.values())
+
+
+def rss_mib(base_url: str, pid: int | None) -> dict[str, Any] | None:
+    """Summed RSS of the server's processes (shared pages count once per process, as `ps` shows)."""
+    procs = server_processes(base_url, pid)
+    if not procs:
+        return None
+    import psutil
+
+    per_process = {}
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            per_process[f"{proc.pid} {proc.name()}"] = round(proc.memory_info().rss / 2**20, 1)
+    return {"total": round(sum(per_process.values()), 1), "processes": per_process}
+
+
+# -- putting it together -------------------------------------------------------------------------------
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _latency_ms(outcomes: list[Outcome]) -> dict[str, float | None]:
+    values = [o.latency * 1000 for o in outcomes if o.error is None]
+    return {k: None if v is None else round(v) for k, v in (("p50", _percentile(values, 0.5)),
+            ("p95", _percentile(values, 0.95)), ("max", _percentile(values, 1.0)))}  # fmt: skip
+
+
+def summarize(opts: Options, base_url: str, model: str, outcomes: list[Outcome], wall: float) -> dict[str, Any]:
+    gap = [o for o in outcomes if o.problems and o.known_gap and not opts.strict_malformed]
+    bad = [o for o in outcomes if o.problems and o not in gap]
+    errors = [o for o in outcomes if o.error]
+    done = [o for o in outcomes if o.error is None]
+    examples = [f"{o.entry} streamed={o.streamed}: {o.error}" for o in errors[:3]]
+    examples += [f"{o.entry} streamed={o.streamed}: {'; '.join(o.problems)}" for o in bad[:5]]
+    return {
+        "format": opts.fmt,
+        "base_url": base_url,
+        "model": model,
+        "concurrency": opts.concurrency,
+        "requests": opts.requests,
+        "completed": len(done),
+        "not_started": opts.requests - len(outcomes),
+        "errors": len(errors),
+        "mismatches": len(bad),
+        "known_gap": len(gap),
+        "known_gap_entries": sorted({o.entry for o in gap}),
+        "streamed": sum(o.streamed for o in outcomes),
+        "wall_s": round(wall, 1),
+        "requests_per_s": round(len(done) / wall, 2) if wall else None,
+        "completion_tokens_per_s": round(sum(o.tokens for o in done) / wall, 1) if wall else None,
+        "latency_ms": _latency_ms(outcomes),
+        "latency_ms_streamed": _latency_ms([o for o in outcomes if o.streamed]),
+        "latency_ms_plain": _latency_ms([o for o in outcomes if not o.streamed]),
+        "examples": examples,
+    }
+
+
+async def load(base_url: str, opts: Options) -> dict[str, Any]:
+    """Run one load test against a server already up; returns the summary (see `summarize`)."""
+    entries = pool(opts.fmt)
+    expected = expected_results(opts.fmt, entries)
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="unused", timeout=opts.timeout, max_retries=0)
+    async with client:
+        model = opts.model or (await client.models.list()).data[0].id
+        rss_before = rss_mib(base_url, opts.server_pid)
+        outcomes, wall = await run_requests(client, model, opts, entries, expected)
+        rss_after = rss_mib(base_url, opts.server_pid)
+    summary = summarize(opts, base_url, model, outcomes, wall)
+    summary["rss_mib_before"], summary["rss_mib_after"] = rss_before, rss_after
+    return summary
+
+
+def passed(summary: dict[str, Any]) -> bool:
+    return not (summary["errors"] or summary["mismatches"] or summary["not_started"])
+
+
+def server_args(fmt: str, extra: str = "") -> list[str]:
+    """`vllm serve` flags for one of our formats: parser, our template, then the operator's flags."""
+    template = ROOT / "chat_templates" / f"{fmt}.jinja"
+    return ["--enable-auto-tool-choice", "--tool-call-parser", fmt, "--chat-template", str(template), *shlex.split(extra)]
+
+
+@contextlib.contextmanager
+def started_server(fmt: str, extra: str = "") -> Iterator[str]:
+    """A local `vllm serve` with SmolLM2-135M for `fmt`, stopped (whole process group) on exit.
+    `--api-server-count` needs vLLM's CLI code path; everything else runs as the e2e tests run it."""
+    from prepare_model import ensure_model
+    from vllm_server import vllm_cli_server, vllm_server
+
+    args = server_args(fmt, extra)
+    launch = vllm_cli_server if any(a.startswith(("--api-server-count", "-asc")) for a in args) else vllm_server
+    with launch(ensure_model(), args) as base_url:
+        yield base_url
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    def mem(key: str) -> str:
+        rss = summary[key]
+        return "unknown" if rss is None else f"{rss['total']} MiB over {len(rss['processes'])} processes"
+
+    lat = summary["latency_ms"]
+    print(f"format {summary['format']} at {summary['base_url']} (model {summary['model']})")
+    print(f"requests {summary['requests']} ({summary['streamed']} streamed), concurrency {summary['concurrency']}, "
+          f"completed {summary['completed']}, not started {summary['not_started']}")  # fmt: skip
+    print(f"errors {summary['errors']}, mismatches {summary['mismatches']}, "
+          f"known-gap {summary['known_gap']} {summary['known_gap_entries'] or ''}")  # fmt: skip
+    print(f"wall {summary['wall_s']} s, {summary['requests_per_s']} req/s, "
+          f"{summary['completion_tokens_per_s']} completion tokens/s")  # fmt: skip
+    print(f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms, max {lat['max']} ms "
+          f"(streamed p50 {summary['latency_ms_streamed']['p50']}, plain p50 {summary['latency_ms_plain']['p50']})")  # fmt: skip
+    print(f"server RSS before {mem('rss_mib_before')}; after {mem('rss_mib_after')}")
+    for example in summary["examples"]:
+        print(f"  {example}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--base-url", help="e.g. http://127.0.0.1:8000/v1 (local servers only)")
+    target.add_argument("--start", choices=sorted(FORMATS), help="start vllm serve with this parser and template")
+    parser.add_argument("--parser", choices=sorted(FORMATS), help="the server's format (default: --start's)")
+    parser.add_argument("--server-args", default="", help='extra flags for --start, e.g. "--api-server-count 2"')
+    parser.add_argument("--model", help="model name (default: the server's first model)")
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per request")
+    parser.add_argument("--deadline", type=float, default=3600.0, help="seconds for the whole run")
+    parser.add_argument("--max-tokens", type=int, default=400)
+    parser.add_argument("--strict-malformed", action="store_true", help="count the known streaming gap as mismatch")
+    parser.add_argument("--server-pid", type=int, help="server PID for RSS (default: the processes on the port)")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    fmt = args.parser or args.start
+    if fmt is None:
+        parser.error("--parser is required with --base-url")
+    if args.start and args.parser and args.parser != args.start:
+        parser.error("--parser and --start name different formats")
+    if args.base_url and urlsplit(args.base_url).hostname not in LOCAL_HOSTS:
+        parser.error("only 127.0.0.1 / localhost servers are load-tested")
+    if min(args.concurrency, args.requests) < 1:
+        parser.error("--concurrency and --requests must be positive")
+    fields = ("model", "concurrency", "requests", "seed", "timeout", "deadline", "max_tokens", "strict_malformed")
+    opts = Options(fmt, server_pid=args.server_pid, progress=not args.no_progress, **{k: getattr(args, k) for k in fields})
+
+    with contextlib.ExitStack() as stack:
+        base_url = args.base_url
+        if args.start:
+            print(f"starting vllm serve --tool-call-parser {fmt} {args.server_args}".rstrip(), file=sys.stderr)
+            base_url = stack.enter_context(started_server(fmt, args.server_args))
+        summary = asyncio.run(load(base_url, opts))
+    summary["options"] = asdict(opts)
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        _print_summary(summary)
+    return 0 if passed(summary) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
