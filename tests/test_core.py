@@ -1,13 +1,19 @@
-"""Unit tests of the core pieces: marker hold-back and the incremental JSON lexer."""
+"""Unit tests of the core pieces: marker hold-back, the incremental JSON lexer, the reader loop's
+fallback, bounded logging, limits and API misuse."""
 
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
+from helpers import counter_ids, run_chunks
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from toolcall_parsers import Text, get_format, parse
+from toolcall_parsers.core.events import build_result
 from toolcall_parsers.core.json_lexer import MAX_DEPTH, JsonLexer, JsonSyntaxError
+from toolcall_parsers.core.limits import Limits
 from toolcall_parsers.core.markers import MarkerScanner
 
 
@@ -29,12 +35,19 @@ def test_marker_scanner_rejects_empty_markers():
 
 
 def lex_in_chunks(text: str, size: int) -> tuple[str, int]:
-    lexer, raw = JsonLexer(), []
+    """Lex `text` in pieces of `size`, presenting what the lexer leaves unconsumed again with the
+    next piece (as the reader loop does); (raw text of the tokens, where the value ended or -1)."""
+    lexer, raw, held, offset = JsonLexer(), [], "", 0
     for start in range(0, len(text), size):
-        tokens, end = lexer.feed(text[start : start + size])
+        piece = held + text[start : start + size]
+        offset = start - len(held)
+        tokens, stop, error = lexer.read(piece)
+        if error is not None:
+            raise error
         raw += [t[1] for t in tokens]
-        if end >= 0:
-            return "".join(raw), start + end
+        if lexer.done:
+            return "".join(raw), offset + stop
+        held = piece[stop:]
     return "".join(raw), -1
 
 
@@ -77,27 +90,27 @@ def test_lexer_reescapes_raw_control_characters():
 )
 def test_lexer_reports_the_error_position(doc, pos):
     lexer = JsonLexer()
+    _, stop, error = lexer.read(doc)
     if pos < 0:
-        assert lexer.feed(doc)[1] == doc.index("}") + 1
+        assert error is None and lexer.done and stop == doc.index("}") + 1
         return
-    with pytest.raises(JsonSyntaxError) as info:
-        lexer.feed(doc)
-    assert info.value.pos == pos
+    assert isinstance(error, JsonSyntaxError) and error.pos == pos == stop
 
 
-def test_lexer_holds_numbers_and_escapes_until_complete():
+def test_lexer_leaves_unfinished_numbers_and_escapes_unconsumed():
     lexer = JsonLexer()
-    tokens, _ = lexer.feed('{"n": 12')
-    assert "".join(t[1] for t in tokens) == '{"n": '
-    tokens, _ = lexer.feed('3, "s": "ab\\u00')
-    assert "".join(t[1] for t in tokens) == '123, "s": "ab'
-    tokens, _ = lexer.feed("fc")
+    tokens, stop, _ = lexer.read('{"n": 12')
+    assert "".join(t[1] for t in tokens) == '{"n": ' and stop == 6
+    text = '123, "s": "ab\\u00'
+    tokens, stop, _ = lexer.read(text)
+    assert "".join(t[1] for t in tokens) == '123, "s": "ab' and text[stop:] == "\\u00"
+    tokens, stop, _ = lexer.read("\\u00fc")
     assert "".join(t[1] for t in tokens) == "\\u00fc"
 
 
 def test_lexer_refuses_excessive_nesting():
-    with pytest.raises(JsonSyntaxError, match="deep"):
-        JsonLexer().feed("[" * (MAX_DEPTH + 1))
+    _, _, error = JsonLexer().read("[" * (MAX_DEPTH + 1))
+    assert error is not None and "deep" in str(error)
 
 
 json_docs = st.recursive(
@@ -113,3 +126,91 @@ def test_lexer_round_trips_any_json(value, ascii_only, size):
     doc = json.dumps(value, ensure_ascii=ascii_only)
     raw, end = lex_in_chunks(doc, size)
     assert raw == doc and end == len(doc)
+
+
+# -- the reader loop, logging, limits, misuse ---------------------------------------------------
+
+
+def test_an_internal_error_passes_each_character_through_once():
+    """Issue 9 defect 1: the fallback re-emitted the whole delta although part of it was sent."""
+    stream = get_format("hermes_json").stream(None, counter_ids)
+
+    def broken(text: str, pos: int) -> int:
+        raise RuntimeError("a bug")
+
+    stream._readers[2] = broken  # the JSON state: reached after "Hi\n" and the marker were read
+    text = 'Hi\n<tool_call>{"name": "f", "arguments": {}}</tool_call> bye'
+    events = stream.feed(text)
+    assert build_result(events).content == text.rstrip()
+    assert stream.feed(" more") == [Text(" more")]  # the rest of the response passes through
+    assert stream.close() == []
+
+
+def test_logging_is_bounded_per_response(caplog):
+    text = '<tool_call>{"name": 1}</tool_call>' * 500
+    with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
+        result = parse("hermes_json", text)
+    assert result.content == text
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 4
+    assert "500 rejected spans or warnings in this response, 497 not logged" in lines[-1]
+
+
+def test_log_spans_setting(monkeypatch, caplog):
+    monkeypatch.setenv("TOOLCALL_PARSERS_LOG_SPANS", "0")
+    with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
+        parse("hermes_json", "<tool_call>x <tool_call>y")
+    assert len(caplog.records) == 1 and "2 rejected spans" in caplog.records[0].getMessage()
+
+
+def test_a_bad_setting_is_reported_and_the_default_used(monkeypatch, caplog):
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_CALLS", "many")
+    with caplog.at_level(logging.ERROR, logger="toolcall_parsers"):
+        assert Limits.from_env().max_calls == Limits().max_calls
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_CALLS", "0")
+    assert Limits.from_env().max_calls == Limits().max_calls
+
+
+CALL = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
+
+
+def test_calls_past_the_bound_are_text(monkeypatch):
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_CALLS", "2")
+    result = parse("hermes_json", CALL * 3)
+    assert [c.index for c in result.calls] == [0, 1]
+    assert result.content == CALL
+
+
+def test_a_call_past_the_size_bound_is_text(monkeypatch):
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_CALL_CHARS", "100")
+    long_call = '<tool_call>{"name": "f", "arguments": {"a": "' + "x" * 200 + '"}}</tool_call>'
+    for chunks in ([long_call + CALL], list(long_call + CALL)):
+        result = build_result(run_chunks("hermes_json", chunks))
+        assert result.content == long_call
+        assert [(c.index, c.name) for c in result.calls] == [(0, "f")]
+
+
+def test_undeclared_tools_are_kept_by_default_or_text_on_request(monkeypatch):
+    tools = [{"type": "function", "function": {"name": "g", "parameters": {}}}]
+    assert [c.name for c in parse("hermes_json", CALL, tools).calls] == ["f"]
+    monkeypatch.setenv("TOOLCALL_PARSERS_UNDECLARED_TOOLS", "text")
+    result = parse("hermes_json", CALL, tools)
+    assert result.calls == [] and result.content == CALL
+
+
+def test_indexes_count_only_the_calls_returned():
+    """Issue 9 defect 4: a call that starts and breaks burned an index in parse()."""
+    broken = '<tool_call>{"name": "g", "arguments": {"a": tomorrow}}</tool_call>'
+    result = parse("hermes_json", CALL + broken + CALL)
+    assert [c.index for c in result.calls] == [0, 1]
+    assert result.content == broken
+
+
+def test_api_misuse_raises_a_clear_type_error():
+    stream = get_format("hermes_json").stream()
+    with pytest.raises(TypeError, match="str, not bytes"):
+        stream.feed(b"<tool_call>")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="tools must be a list"):
+        get_format("hermes_json").stream(tools=5)
+    with pytest.raises(TypeError, match="tools must be a list"):
+        parse("tagged", "x", tools="get_weather")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -120,3 +121,74 @@ def test_huge_string_argument_streams_in_pieces():
     pieces = [s.feed(value[i : i + 1000]) for i in range(0, len(value), 1000)]
     assert all(p == [CallArgs(0, value[:1000])] for p in pieces)
     assert s.feed('"}}')[-1] == CallEnd(0, {"v": value})
+
+
+# -- issue 9 (adversarial review): each test fails on the code before the fix ---------------------
+
+
+@pytest.mark.parametrize("chunking", ["whole", "chars"])
+def test_a_marker_inside_a_string_that_breaks_the_block_is_text(chunking):
+    """Defect 3: the error position used to depend on chunking, so `<tool_call>` inside the string
+    started a call only when streamed."""
+    text = '<tool_call>["x <tool_call>{"name": "g", "arguments": {}}]</tool_call> after'
+    result = result_of(run_chunks("hermes_json", [text] if chunking == "whole" else list(text)))
+    assert result.calls == [] and result.content == text
+
+
+def test_an_empty_call_list_is_text():
+    """Defect 10: `[]` vanished from the content."""
+    assert parse("hermes_json", "Hi <tool_call>[]</tool_call> bye").content == "Hi <tool_call>[]</tool_call> bye"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "f", "arguments": {"a": "x\ud800y"}}</tool_call>',
+        '<tool_call>{"name": "f", "arguments": "{\\"a\\": \\"\\ud800\\"}"}</tool_call>',
+        '<tool_call>{"name": "f", "arguments": "{\\"a\\": \\"\ud800\\"}"}</tool_call>',
+    ],
+)
+def test_lone_surrogates_come_out_escaped(text):
+    """Defect 9: arguments_json held a lone surrogate the server could not encode as UTF-8."""
+    for chunks in ([text], list(text)):
+        (call,) = result_of(run_chunks("hermes_json", chunks)).calls
+        assert "\\ud800" in call.arguments_json
+        call.arguments_json.encode("utf-8")
+        assert json.loads(call.arguments_json) == call.arguments
+
+
+def test_comma_separated_objects_in_one_block_are_two_calls():
+    text = '<tool_call>{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}</tool_call>'
+    assert [c.name for c in parse("hermes_json", text).calls] == ["f", "g"]
+
+
+def test_string_arguments_are_decoded_leniently():
+    text = '<tool_call>{"name": "f", "arguments": "{\\"code\\": \\"a\tb\nc\\"}"}</tool_call>'
+    assert parse("hermes_json", text).calls[0].arguments == {"code": "a\tb\nc"}
+
+
+def test_whitespace_after_a_call_is_consumed_not_held():
+    """Defect 5: whitespace after a complete call was held and re-copied on every delta."""
+    s = stream()
+    s.feed('<tool_call>{"name": "f", "arguments": {}}')
+    for _ in range(1000):
+        s.feed("    ")
+        assert len(s._buf) == 0
+    assert result_of(s.feed("</tool_call> ok") + s.close()).content == "ok"
+
+
+def test_a_response_of_many_calls_is_read_from_one_buffer(monkeypatch):
+    """Defect 6: each block sliced off the rest of the text. Every reader step of one feed must see
+    the same text object (a position moves, nothing is copied)."""
+    s = stream()
+    seen: set[int] = set()
+    for state, reader in list(s._readers.items()):
+
+        def spy(text, pos, reader=reader):
+            seen.add(id(text))
+            return reader(text, pos)
+
+        s._readers[state] = spy
+    text = '<tool_call>{"name": "f", "arguments": {"i": 1}}</tool_call>\n' * 200
+    result = result_of(s.feed(text) + s.close())
+    assert len(result.calls) == 200 and len(seen) == 1

@@ -9,22 +9,27 @@ raises, chunking invariance, and that noise with no complete call comes back as 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from typing import Any
 
 import partial_json_parser
+import pytest
 from helpers import result_of, run_chunks
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolcall_parsers import get_format
-from toolcall_parsers.core.events import CallArgs, CallEnd, CallStart, Text
+from toolcall_parsers.core.events import CallArgs, CallEnd, CallStart, Text, merge_text
+from toolcall_parsers.core.limits import Limits
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: see conftest
 
 # -- strategies -------------------------------------------------------------------------------
 
+# Every format's markers inside strings, and lone surrogates (issue 9: each class must be generated).
 TRICKY = ["<tool_call>", "</tool_call>", '"', "\\", "{", "}", "[", "]", "\n", "\t", "ü", "東", "🌧", "\x01"]
+TRICKY += ["[TOOL_CALLS]", "[ARGS]", "<TOOL_CALLS>", "\n[f(", "<|python_tag|>", "</parameter>", "\ud800", "\udfff"]
 string_values = st.lists(st.one_of(st.sampled_from(TRICKY), st.text(max_size=6)), max_size=6).map("".join)
 json_values = st.recursive(
     st.none()
@@ -260,3 +265,99 @@ def test_noise_never_raises_and_is_chunking_invariant(data, fmt, text):
 def test_binary_noise_is_text(fmt, blob):
     text = blob.decode("utf-8", errors="replace")
     assert result_of(run_chunks(fmt, list(text))).content == (text.strip() or None)
+
+
+# -- mutated documents: the classes an adversarial review found (issue 9) -------------------------
+#
+# Valid documents, then broken the ways model output breaks: cut anywhere, spans deleted or doubled
+# (doubled markers), and snippets injected anywhere (inside strings too): every format's markers,
+# empty lists, bare words, odd numbers, over-long names, deep nesting, lone surrogates, whitespace
+# runs. Whatever comes out, the invariants that need no expected result must hold.
+
+INJECT = ["<tool_call>", "</tool_call>", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "<TOOL_CALLS>", "</TOOL_CALLS>"]
+INJECT += ["<minimax:tool_call>", '<invoke name="f">', "</invoke>", '<parameter name="p">', "</parameter>"]
+INJECT += ["\n[", "[f(", "<|python_tag|>", "<|python_start|>", "<|python_end|>", "<think>", "</think>"]
+INJECT += ["[]", "[ ]", "{}", "tomorrow", ",,", '"', "'", "\\", "=", ":", ")", "(", "]", "}", "{"]
+INJECT += ["1e", "1e+", "1e999", "0x1F", "1_000", "1j", "01", "-", ".5", "9" * 5000, "'\\N{BULLET}'"]
+INJECT += ["\ud800", "\\ud800", "\\ud83d\\ude00", "'\\ud83d\\ude00'", "x" * 1500, " " * 3000, "\t\n" * 500]
+INJECT += ["[" * 600 + "]" * 600, '{"a":' * 300 + "1" + "}" * 300, "[" * 300, "f(a=" + "[" * 600]
+GARBAGE_SCHEMAS = [{"anyOf": True}, {"type": 5}, {"properties": []}, {"items": "x"}, [], "string", {"oneOf": [1]}]
+
+
+@st.composite
+def mutated_documents(draw, fmt: str) -> tuple[str, Any]:
+    text, _, _, tools = draw(documents(fmt))
+    for _ in range(draw(st.integers(1, 4))):
+        op = draw(st.sampled_from(["cut", "insert", "insert", "delete", "double"]))
+        pos = draw(st.integers(0, len(text)))
+        if op == "cut":
+            text = text[:pos]
+        elif op == "insert":
+            text = text[:pos] + draw(st.sampled_from(INJECT)) + text[pos:]
+        elif op == "delete":
+            text = text[:pos] + text[pos + draw(st.integers(1, 4)) :]
+        else:
+            text = text[:pos] + text[pos : pos + draw(st.integers(1, 16))] + text[pos:]
+    if tools and draw(st.booleans()):  # schemas as broken as a client can send them
+        tools = [
+            {"type": "function", "function": {**t["function"], "parameters": {"type": "object", "properties": {
+                k: draw(st.sampled_from(GARBAGE_SCHEMAS)) for k in t["function"]["parameters"]["properties"]}}}}
+            for t in tools
+        ]  # fmt: skip
+    return text, tools
+
+
+def is_subsequence(part: str, whole: str) -> bool:
+    it = iter(whole)
+    return all(c in it for c in part)
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+HOLD_BOUND = Limits().max_name + 64
+"""The most a stream may hold back between feeds: a name, a number, a partial marker."""
+
+
+def run_watched(fmt: str, chunks: list[str], tools: Any) -> tuple[list[Any], list[logging.LogRecord]]:
+    """`run_chunks`, also checking the hold-back bound after every feed; returns the log records."""
+    handler = _Records()
+    log = logging.getLogger("toolcall_parsers")
+    log.addHandler(handler)
+    try:
+        stream = get_format(fmt).stream(tools, lambda n, i: f"id{i}")
+        events = []
+        for chunk in chunks:
+            events += stream.feed(chunk)
+            assert len(stream._buf) <= HOLD_BOUND, f"{len(stream._buf)} characters held back"
+        events += stream.close()
+    finally:
+        log.removeHandler(handler)
+    return merge_text(events), handler.records
+
+
+@pytest.mark.parametrize("fmt", sorted(BLOCKS))
+@SETTINGS
+@given(st.data())
+def test_mutated_documents_keep_every_invariant(fmt, data):
+    text, tools = data.draw(mutated_documents(fmt))
+    whole, records = run_watched(fmt, [text], tools)
+    assert not [r for r in records if r.levelno >= logging.ERROR], "internal error"
+    assert len(records) <= Limits().log_spans + 1, "one response flooded the log"
+    assert run_watched(fmt, split(data.draw, text), tools)[0] == whole
+    if len(text) <= 4000:
+        assert run_watched(fmt, list(text), tools)[0] == whole
+    result = result_of(whole)
+    assert [c.index for c in result.calls] == list(range(len(result.calls)))
+    for call in result.calls:
+        call.arguments_json.encode("utf-8")
+        assert isinstance(call.arguments, dict) and json.loads(call.arguments_json) == call.arguments
+    assert is_subsequence("".join(e.text for e in whole if isinstance(e, Text)), text), "text repeated"
+    if not any(isinstance(e, CallStart) for e in whole):
+        assert result.content == (text.strip() or None)

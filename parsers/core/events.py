@@ -85,7 +85,8 @@ def merge_text(events: list[Event]) -> list[Event]:
 
 
 def build_result(events: list[Event]) -> ParseResult:
-    """Fold a whole response's events into its `ParseResult`. Calls without `CallEnd` are not calls."""
+    """Fold a whole response's events into its `ParseResult`. Calls without `CallEnd` are not calls,
+    and hold no index: the calls returned are numbered 0..n-1 in order."""
     text_parts: list[str] = []
     started: dict[int, CallStart] = {}
     fragments: dict[int, list[str]] = {}
@@ -100,6 +101,7 @@ def build_result(events: list[Event]) -> ParseResult:
             fragments[event.index].append(event.fragment)
         else:
             start = started[event.index]
-            calls.append(ToolCall(start.index, start.id, start.name, event.arguments, "".join(fragments[event.index])))
+            arguments_json = "".join(fragments[event.index])
+            calls.append(ToolCall(len(calls), start.id, start.name, event.arguments, arguments_json))
     content = "".join(text_parts).strip()
     return ParseResult(content or None, calls)

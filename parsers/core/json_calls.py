@@ -99,7 +99,11 @@ class ArgumentsWriter:
 
     def _settle_string(self, end: int) -> bool:
         self.arguments = decode_arguments(json.loads("".join(self._parts)), end, self._max_depth)
-        self._send(json_text(self.arguments))
+        try:
+            text = json_text(self.arguments)
+        except ValueError:  # a number too large for a float (1e999) became infinity
+            raise CallShapeError("arguments hold a number JSON cannot carry", end) from None
+        self._send(text)
         return True
 
 

@@ -76,8 +76,9 @@ def json_string_body(text: str) -> str:
 
 
 def json_text(value: object) -> str:
-    """`value` as JSON text (json.dumps with ensure_ascii=False; lone surrogates escaped)."""
-    text = json.dumps(value, ensure_ascii=False)
+    """`value` as JSON text (json.dumps with ensure_ascii=False; lone surrogates escaped). Raises
+    ValueError for an infinite or NaN number, which JSON cannot carry."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     return _escape_surrogates(text) if _SURROGATE.search(text) else text
 
 
@@ -252,7 +253,12 @@ class JsonLexer:
                     self._after_value()
                 return j + 1
             if c == "\\":
-                esc_len = self._escape_length(text, j)
+                try:
+                    esc_len = self._escape_length(text, j)
+                except JsonSyntaxError:  # what came before the bad escape streams in every chunking
+                    parts.append(text[start:j])
+                    self._emit_string_piece(parts, tokens, j)
+                    raise
                 if esc_len == 0:  # unfinished escape: left for the next piece
                     parts.append(text[start:j])
                     self._emit_string_piece(parts, tokens, j)

@@ -18,10 +18,20 @@ text with one logged reason; the server keeps serving.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 
 _PREFIX = "TOOLCALL_PARSERS_"
+_reported: set[str] = set()
+
+
+def _bad_setting(name: str, message: str) -> None:
+    """A setting the operator got wrong: said once per process, and the default is used, since
+    a parser that fails to construct would fail every request."""
+    if name not in _reported:
+        _reported.add(name)
+        logging.getLogger("toolcall_parsers").error("%s%s %s; using the default", _PREFIX, name, message)
 
 
 def _int_setting(name: str, default: int, least: int) -> int:
@@ -31,9 +41,11 @@ def _int_setting(name: str, default: int, least: int) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise ValueError(f"{_PREFIX}{name} must be a whole number, not {raw!r}") from None
+        _bad_setting(name, f"must be a whole number, not {raw!r}")
+        return default
     if value < least:
-        raise ValueError(f"{_PREFIX}{name} must be at least {least}, not {value}")
+        _bad_setting(name, f"must be at least {least}, not {value}")
+        return default
     return value
 
 
@@ -51,10 +63,10 @@ class Limits:
 
     @classmethod
     def from_env(cls) -> Limits:
-        """The settings in the environment, defaults for the rest; ValueError naming a bad one."""
+        """The settings in the environment, defaults for the rest (a bad one is logged once)."""
         undeclared = os.environ.get(_PREFIX + "UNDECLARED_TOOLS", "keep").strip().lower()
         if undeclared not in ("keep", "text"):
-            raise ValueError(f"{_PREFIX}UNDECLARED_TOOLS must be 'keep' or 'text', not {undeclared!r}")
+            _bad_setting("UNDECLARED_TOOLS", f"must be 'keep' or 'text', not {undeclared!r}")
         default = _DEFAULT
         return cls(
             max_depth=_int_setting("MAX_DEPTH", default.max_depth, 1),

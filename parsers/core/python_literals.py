@@ -1,253 +1,373 @@
-"""An incremental tokenizer for Python call arguments, and a reader of literal values.
+"""Reading Python call arguments without running them: a tokenizer that reads on demand, and a
+builder of literal values.
 
-Llama's pythonic tool calls are Python source: `[get_weather(city="SF", days=3)]`. They must never be
-`eval`ed, and `ast.parse` of the whole buffer on every delta is quadratic. This tokenizer reads the
-text once, carrying across chunks only an unfinished name, number, quote run or escape, and returns
-tokens `(kind, value, end)`:
+Llama's pythonic tool calls are Python source: `[get_weather(city="SF", days=3)]`. Model text is
+untrusted, so it is never given to `eval` or `ast`; and it arrives in pieces, so it is read once, token
+by token, only as far as the caller asks (a call list ends at its `]`; what follows is not tokenized).
 
-- `name`: an identifier, dotted ones included (`a.b.c`); `num`: a number's text; `op`: any other
-  single character that is not whitespace (brackets, `,`, `=`, `:`, `+`, `-`, and anything that will
-  make the call invalid);
+`PythonLexer.read(text, pos)` returns the token at `pos` as `(kind, value, start, end)`, positions in
+`text`, or None when what starts at `pos` may still grow (a name, a number, a quote run such as `''`,
+an escape, a surrogate waiting for its pair): the lexer keeps no text of its own, the caller presents
+that text again with more. Kinds:
+
+- `ws`: a run of whitespace (value ""); `op`: any other single character that starts no token below;
+- `name`: an identifier as Python reads it (Unicode letters too), dotted ones included (`a.b.c`);
+- `num`: the text of a number, checked by `number()` (so a bad number breaks only its value);
 - `str` / `strend`: the decoded text of a string literal, in pieces (`strend` closes it). Single,
-  double and triple quotes; escapes as Python reads them (`\\n`, `\\x41`, `\\u00e9`, octal, line
-  continuation). String prefixes (`r`, `b`, `f`) come out as a `name` and make the value invalid.
+  double and triple quotes; escapes as Python reads them (`\\n`, `\\x41`, `\\u00e9`, `\\N{DEGREE SIGN}`,
+  octal, line continuation; unknown ones such as `\\q` kept as written), and, as JSON and Jinja's
+  `tojson` write characters outside the BMP, a surrogate pair written as two escapes is one
+  character. A raw newline inside `'...'` is accepted as a newline, as the JSON lexer accepts raw
+  control characters in strings. String prefixes (`r`, `b`, `f`) come out as a `name`;
+- `bad`: text that cannot be part of a literal (value: why): an invalid escape (the string goes on
+  after it), a name or number longer than its bound. The caller decides what it breaks.
 
-`literal(tokens)` reads one complete value from tokens: strings (adjacent ones concatenated), ints,
-floats, `True` / `False` / `None` and JSON's `true` / `false` / `null`, unary `+` / `-` on numbers,
-lists, tuples (as lists) and dicts with string keys, nested. Anything else raises NotALiteral.
+A string is scanned with one compiled-regex search per special character (backslash, its quote
+character, a high surrogate), so its cost is linear however it is split.
+
+`LiteralBuilder` builds one value from its tokens: strings (adjacent ones concatenated), ints (also
+hex, octal, binary, with underscores), floats, `True` / `False` / `None` and JSON's `true` / `false` /
+`null`, unary `+` / `-` on numbers, lists, tuples (as lists) and dicts with string keys. Nesting uses
+an explicit stack bounded by `max_depth`, never recursion. Anything else raises NotALiteral.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
-PyToken = tuple[str, str, int]
+PyToken = tuple[str, str, int, int]
 
-_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]*)?")
-_WORD_CHARS = re.compile(r"[A-Za-z0-9_.]*")
+_WS = re.compile(r"[ \t\r\n\f]+")
+_NAME_RUN = re.compile(r"[\w.]*")
+_NUMBER_RUN = re.compile(r"(?:[\w.]|(?<=[eE])[+-])*")
+_QUOTE_SPECIAL = {q: re.compile(f"[\\\\{q}\ud800-\udbff]") for q in "'\""}
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]*")
+_OCTAL_DIGITS = re.compile(r"[0-7]*")
 _SIMPLE = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v"}
 _SIMPLE |= {"a": "\a", "\n": ""}
-_HEX_LENGTH = {"x": 2, "u": 4, "U": 8}
-_HEX = frozenset("0123456789abcdefABCDEF")
-_OCTAL = frozenset("01234567")
+_HEX_WIDTH = {"x": 2, "u": 4, "U": 8}
+_MAX_CHAR_NAME = 128
+"""Longer than any Unicode character name: a `\\N{` without `}` within it is invalid."""
+
+_D = "[0-9](?:_?[0-9])*"
+_E = f"[eE][+-]?{_D}"
+_DECIMAL_INT = re.compile(r"[1-9](?:_?[0-9])*|0(?:_?0)*")
+_RADIX_INT = re.compile(r"0(?:[xX](?:_?[0-9a-fA-F])+|[oO](?:_?[0-7])+|[bB](?:_?[01])+)")
+_FLOAT = re.compile(f"{_D}\\.(?:{_D})?(?:{_E})?|\\.{_D}(?:{_E})?|{_D}{_E}")
 _CONSTANTS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
-MAX_TOKEN = 512
-"""A name or number longer than this is refused rather than held back forever."""
 
 
 class NotALiteral(ValueError):
-    """The text is not (the start of) a literal value. `pos` indexes the chunk."""
+    """The tokens are not (the start of) a literal value."""
 
-    def __init__(self, message: str, pos: int = 0) -> None:
-        super().__init__(message)
-        self.pos = pos
+
+class _BadEscape(Exception):
+    """An escape Python would refuse; `length` is how much of it to skip."""
+
+    def __init__(self, reason: str, length: int) -> None:
+        super().__init__(reason)
+        self.length = length
+
+
+def is_name(word: str) -> bool:
+    """Whether `word` is a dotted Python name (`f`, `a.b.c`, `получить`)."""
+    return all(part.isidentifier() for part in word.split("."))
+
+
+def number(text: str) -> int | float:
+    """The value of a Python number literal; NotALiteral for anything JSON cannot hold (`1j`,
+    `inf`) or Python would refuse (`1e`, `007`)."""
+    try:
+        if _DECIMAL_INT.fullmatch(text) or _RADIX_INT.fullmatch(text):
+            return int(text, 0)
+        if _FLOAT.fullmatch(text):
+            value = float(text)
+            if math.isfinite(value):
+                return value
+    except ValueError:  # more digits than Python converts
+        pass
+    if text[-1] in "jJ":
+        raise NotALiteral(f"{text!r} is a complex number, which JSON cannot hold")
+    raise NotALiteral(f"{text!r} is not a number")
 
 
 class PythonLexer:
-    """Tokenizes Python call arguments fed in chunks (see the module docstring)."""
+    """Tokenizes Python call arguments on demand (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_name: int, max_scalar: int) -> None:
+        self._max_name = max_name
+        self._max_scalar = max_scalar
         self._quote = ""  # inside a string: its closing quote ("'", '"', "'''" or '\"\"\"')
-        self._carry = ""
 
-    def read(self, chunk: str) -> tuple[list[PyToken], NotALiteral | None]:
-        """Tokenize `chunk`: the tokens, and the error that stopped the text being arguments, if
-        any (the tokens completed before it come back too, so that no chunking loses them)."""
-        offset = len(self._carry)
-        text = self._carry + chunk
-        self._carry = ""
-        tokens: list[PyToken] = []
-        i, n = 0, len(text)
-        try:
-            while i < n:
-                if self._quote:
-                    i = self._lex_string(text, i, tokens, offset)
-                    continue
-                c = text[i]
-                if c in " \t\r\n":
-                    i += 1
-                elif c in "'\"":
-                    if text.startswith(c * 3, i):
-                        self._quote = c * 3
-                    elif n - i < 3 and text[i:] == c * (n - i):  # maybe the start of a triple quote
-                        self._carry = text[i:]
-                        return tokens, None
-                    else:
-                        self._quote = c
-                    i += len(self._quote)
-                elif c.isalpha() or c == "_" or c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
-                    m = _WORD_CHARS.match(text, i)
-                    assert m is not None
-                    end = m.end()
-                    if end < n and text[end] in "+-" and text[end - 1] in "eE" and c.isdigit():
-                        m2 = re.compile(r"[0-9]*").match(text, end + 1)
-                        assert m2 is not None
-                        end = m2.end()
-                    if end - i > MAX_TOKEN:
-                        raise NotALiteral("name or number too long", i)
-                    if end == n:
-                        self._carry = text[i:]
-                        return tokens, None
-                    word = text[i:end]
-                    if _DOTTED_NAME.fullmatch(word):
-                        tokens.append(("name", word, end - offset))
-                    elif _NUMBER.fullmatch(word):
-                        tokens.append(("num", word, end - offset))
-                    else:
-                        raise NotALiteral(f"invalid token {word!r}", i)
-                    i = end
-                elif c == "." and i + 1 == n:
-                    self._carry = text[i:]
-                    return tokens, None
-                else:
-                    tokens.append(("op", c, i + 1 - offset))
-                    i += 1
-        except NotALiteral as err:
-            err.pos = max(err.pos - offset, 0)
-            return tokens, err
-        return tokens, None
+    def read(self, text: str, pos: int) -> PyToken | None:
+        """The token at `pos` (< len(text)), or None when it may still grow: present it again."""
+        if self._quote:
+            return self._string(text, pos, pos)
+        c = text[pos]
+        if c in " \t\r\n\f":
+            return ("ws", "", pos, _WS.match(text, pos).end())  # type: ignore[union-attr]
+        if c in "'\"":
+            return self._open_string(text, pos, c)
+        if c.isidentifier():
+            return self._word(text, pos, _NAME_RUN, self._max_name, "name")
+        if "0" <= c <= "9" or (c == "." and pos + 1 < len(text) and "0" <= text[pos + 1] <= "9"):
+            return self._word(text, pos, _NUMBER_RUN, self._max_scalar, "num")
+        if c == "." and pos + 1 == len(text):
+            return None  # maybe ".5"
+        return ("op", c, pos, pos + 1)
 
-    def _lex_string(self, text: str, i: int, tokens: list[PyToken], offset: int) -> int:
+    def _word(self, text: str, pos: int, run: re.Pattern[str], bound: int, kind: str) -> PyToken | None:
+        end = run.match(text, pos, pos + bound + 1).end()  # type: ignore[union-attr]
+        if end - pos > bound:
+            return ("bad", f"a {kind} longer than {bound} characters", pos, end)
+        if end == len(text):
+            return None
+        word = text[pos:end]
+        if kind == "name" and not is_name(word):
+            return ("bad", f"{word!r} is not a name", pos, end)
+        return (kind, word, pos, end)
+
+    def _open_string(self, text: str, pos: int, c: str) -> PyToken | None:
+        if text.startswith(c * 3, pos):
+            self._quote = c * 3
+        elif len(text) - pos < 3 and text[pos:] == c * (len(text) - pos):
+            return None  # maybe the start of a triple quote
+        else:
+            self._quote = c
+        return self._string(text, pos + len(self._quote), pos)
+
+    def _string(self, text: str, pos: int, start: int) -> PyToken | None:
+        """String content from `pos` to the closing quote or as far as it is certain; `start` is
+        where the token starts (the opening quote, for the first piece)."""
         quote = self._quote
+        special = _QUOTE_SPECIAL[quote[0]]
         parts: list[str] = []
-        start = i
+        run = i = pos  # `run`: where the characters not yet in `parts` start
         n = len(text)
         while True:
-            j = text.find("\\", i)
-            k = text.find(quote[0], i)
-            newline = text.find("\n", i) if len(quote) == 1 else -1
-            stops = [x for x in (j, k, newline) if x >= 0]
-            if not stops:
-                parts.append(text[start:])
-                return self._piece(parts, tokens, n, offset, final=False)
-            s = min(stops)
-            if s == newline:
-                raise NotALiteral("unterminated string", s)
-            if s == k:
-                if text.startswith(quote, s):
-                    parts.append(text[start:s])
+            m = special.search(text, i)
+            if m is None:
+                parts.append(text[run:])
+                return ("str", "".join(parts), start, n)
+            j = m.start()
+            if text[j] == quote[0]:
+                if len(quote) == 1 or text.startswith(quote, j):
+                    parts.append(text[run:j])
                     self._quote = ""
-                    return self._piece(parts, tokens, s + len(quote), offset, final=True)
-                if len(quote) == 3 and n - s < 3 and text.startswith(quote[: n - s], s):
-                    parts.append(text[start:s])  # maybe the closing quotes: wait for more
-                    self._carry = text[s:]
-                    return self._piece(parts, tokens, n, offset, final=False)
-                i = s + 1
+                    return ("strend", "".join(parts), start, j + len(quote))
+                if n - j < 3 and quote.startswith(text[j:]):  # maybe the closing quotes
+                    break
+                i = j + 1
                 continue
-            parts.append(text[start:s])
-            decoded, length = self._escape(text, s)
-            if length == 0:
-                self._carry = text[s:]
-                return self._piece(parts, tokens, n, offset, final=False)
+            try:
+                decoded, length = self._escape(text, j) if text[j] == "\\" else _pair(text, j, text[j], 1)
+            except _BadEscape as err:
+                if j > start:
+                    break  # the piece before it first
+                return ("bad", str(err), j, j + err.length)
+            if length == 0:  # unfinished: present it again with more text
+                break
+            parts.append(text[run:j])
             parts.append(decoded)
-            start = i = s + length
+            run = i = j + length
+        if j == start:
+            return None
+        parts.append(text[run:j])
+        return ("str", "".join(parts), start, j)
 
     @staticmethod
-    def _escape(text: str, s: int) -> tuple[str, int]:
-        """The escape at text[s] (a backslash): (decoded, length); length 0 while incomplete."""
-        if s + 1 >= len(text):
+    def _escape(text: str, j: int) -> tuple[str, int]:
+        """The escape at `text[j]` (a backslash): (decoded, length); length 0 while unfinished."""
+        if j + 1 >= len(text):
             return "", 0
-        kind = text[s + 1]
+        kind = text[j + 1]
         if kind in _SIMPLE:
             return _SIMPLE[kind], 2
-        if kind in _HEX_LENGTH:
-            digits = text[s + 2 : s + 2 + _HEX_LENGTH[kind]]
-            if not all(d in _HEX for d in digits):
-                raise NotALiteral(f"invalid \\{kind} escape", s)
-            if len(digits) < _HEX_LENGTH[kind]:
-                return "", 0
+        if kind in _HEX_WIDTH:
+            width = _HEX_WIDTH[kind]
+            digits = _HEX_DIGITS.match(text, j + 2, j + 2 + width).group()  # type: ignore[union-attr]
+            if len(digits) < width:
+                if j + 2 + len(digits) == len(text):
+                    return "", 0
+                raise _BadEscape(f"an invalid \\{kind} escape", 2)
             code = int(digits, 16)
             if code > 0x10FFFF:
-                raise NotALiteral("invalid code point", s)
-            return chr(code), 2 + len(digits)
-        if kind in _OCTAL:
-            m = re.compile(r"[0-7]{1,3}").match(text, s + 1)
-            assert m is not None
-            if m.end() == len(text) and len(m.group()) < 3:
+                raise _BadEscape(f"\\{kind}{digits} is past the last code point", 2 + width)
+            return _pair(text, j, chr(code), 2 + width)
+        if "0" <= kind <= "7":
+            digits = _OCTAL_DIGITS.match(text, j + 1, j + 4).group()  # type: ignore[union-attr]
+            if len(digits) < 3 and j + 1 + len(digits) == len(text):
                 return "", 0
-            return chr(int(m.group(), 8)), 1 + len(m.group())
+            return chr(int(digits, 8)), 1 + len(digits)
         if kind == "N":
-            raise NotALiteral("\\N{...} escapes are not read", s)
-        return "\\" + kind, 2  # Python keeps unknown escapes as they are
-
-    def _piece(self, parts: list[str], tokens: list[PyToken], end: int, offset: int, final: bool) -> int:
-        tokens.append(("strend" if final else "str", "".join(parts), max(end - offset, 0)))
-        return end
+            return _named(text, j)
+        return "\\", 1  # Python keeps an unknown escape as written; what follows is read as usual
 
 
-def literal(tokens: list[PyToken]) -> Any:
-    """The value of one complete literal (see the module docstring)."""
-    value, i = _value(tokens, 0)
-    if i != len(tokens):
-        raise NotALiteral(f"unexpected {tokens[i][1]!r} after a value")
-    return value
+def _pair(text: str, j: int, char: str, length: int) -> tuple[str, int]:
+    """`char`, read from `length` characters at `j`, joined with the low surrogate after it when it
+    is a high surrogate (raw or escaped: `\\ud83d\\ude00` is one character); length 0 while that
+    cannot be told yet."""
+    if not "\ud800" <= char <= "\udbff":
+        return char, length
+    k = j + length
+    low = text[k : k + 6]
+    if not low:
+        return "", 0
+    if "\udc00" <= low[0] <= "\udfff":
+        return _joined(char, low[0]), length + 1
+    if not low.startswith("\\u"[: len(low)]) or not all(d in "0123456789abcdefABCDEF" for d in low[2:]):
+        return char, length
+    if len(low) < 6:
+        return "", 0
+    code = int(low[2:], 16)
+    if 0xDC00 <= code <= 0xDFFF:
+        return _joined(char, chr(code)), length + 6
+    return char, length
 
 
-def _value(tokens: list[PyToken], i: int) -> tuple[Any, int]:
-    if i >= len(tokens):
-        raise NotALiteral("a value is missing")
-    kind, text, _ = tokens[i]
-    if kind in ("str", "strend"):
-        parts = []
-        while i < len(tokens) and tokens[i][0] in ("str", "strend"):
-            parts.append(tokens[i][1])
-            i += 1
-        return "".join(parts), i
-    if kind == "num":
-        return _number(text), i + 1
-    if kind == "name":
-        if text in _CONSTANTS:
-            return _CONSTANTS[text], i + 1
-        raise NotALiteral(f"{text!r} is not a literal")
-    if text in "+-":
-        if i + 1 < len(tokens) and tokens[i + 1][0] == "num":
-            number = _number(tokens[i + 1][1])
-            return (-number if text == "-" else number), i + 2
-        raise NotALiteral("a sign without a number")
-    if text in "[(":
-        return _sequence(tokens, i + 1, "]" if text == "[" else ")")
-    if text == "{":
-        return _mapping(tokens, i + 1)
-    raise NotALiteral(f"unexpected {text!r}")
+def _joined(high: str, low: str) -> str:
+    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
 
 
-def _number(text: str) -> int | float:
-    if re.fullmatch(r"[0-9]+", text):
-        return int(text)
-    value = float(text)
-    if not math.isfinite(value):
-        raise NotALiteral(f"{text!r} is not a finite number")
-    return value
+def _named(text: str, j: int) -> tuple[str, int]:
+    """A `\\N{NAME}` escape at `j`: the character, looked up by name."""
+    if j + 2 >= len(text):
+        return "", 0
+    if text[j + 2] != "{":
+        raise _BadEscape("an invalid \\N escape", 2)
+    close = text.find("}", j + 3, j + 3 + _MAX_CHAR_NAME)
+    if close < 0:
+        if len(text) < j + 3 + _MAX_CHAR_NAME:
+            return "", 0
+        raise _BadEscape("an unclosed \\N{ escape", 3)
+    try:
+        return unicodedata.lookup(text[j + 3 : close]), close + 1 - j
+    except KeyError:
+        raise _BadEscape(f"an unknown character name in {text[j : close + 1]!r}", close + 1 - j) from None
 
 
-def _sequence(tokens: list[PyToken], i: int, close: str) -> tuple[list[Any], int]:
-    items: list[Any] = []
-    while True:
-        if i < len(tokens) and tokens[i][:2] == ("op", close):
-            return items, i + 1
-        item, i = _value(tokens, i)
-        items.append(item)
-        if i < len(tokens) and tokens[i][:2] == ("op", ","):
-            i += 1
-        elif not (i < len(tokens) and tokens[i][:2] == ("op", close)):
-            raise NotALiteral("an unclosed list or tuple")
+# What a container expects next.
+_ITEM = 0  # a value, or its closing bracket (after `[`, `(` or `,`)
+_KEY = 1  # a key, or `}` (after `{` or `,` in a dict)
+_COLON = 2
+_VALUE = 3  # a dict's value (after `:`)
+_SEPARATOR = 4  # `,` or the closing bracket
+
+_CLOSER = {"[": "]", "(": ")", "{": "}"}
+_NOTHING = object()
 
 
-def _mapping(tokens: list[PyToken], i: int) -> tuple[dict[str, Any], int]:
-    items: dict[str, Any] = {}
-    while True:
-        if i < len(tokens) and tokens[i][:2] == ("op", "}"):
-            return items, i + 1
-        key, i = _value(tokens, i)
-        if not isinstance(key, str):
-            raise NotALiteral("a dict key that is not a string")
-        if not (i < len(tokens) and tokens[i][:2] == ("op", ":")):
-            raise NotALiteral("a set, or a dict without ':'")
-        items[key], i = _value(tokens, i + 1)
-        if i < len(tokens) and tokens[i][:2] == ("op", ","):
-            i += 1
-        elif not (i < len(tokens) and tokens[i][:2] == ("op", "}")):
-            raise NotALiteral("an unclosed dict")
+@dataclass(slots=True)
+class _Container:
+    closer: str
+    items: list[Any] | dict[str, Any]
+    expect: int
+    key: str = ""
+
+
+class LiteralBuilder:
+    """Builds one literal value from its tokens, fed one at a time (see the module docstring)."""
+
+    def __init__(self, max_depth: int) -> None:
+        self._max_depth = max_depth
+        self._stack: list[_Container] = []
+        self._string: list[str] | None = None  # the pieces of a string (or adjacent strings) being read
+        self._sign = ""
+        self._value: Any = _NOTHING
+
+    @property
+    def depth(self) -> int:
+        """How many containers are open."""
+        return len(self._stack)
+
+    def feed(self, kind: str, value: str) -> None:
+        """Take the next token (not whitespace); NotALiteral when it cannot continue the value."""
+        if kind in ("str", "strend"):
+            if self._string is None:
+                self._string = []
+            self._string.append(value)
+            return
+        if self._string is not None:
+            text, self._string = "".join(self._string), None
+            self._put(text)
+        if kind == "num":
+            result = number(value)
+            if self._sign == "-":
+                result = -result
+            self._sign = ""
+            self._put(result)
+        elif kind == "name":
+            if value not in _CONSTANTS:
+                raise NotALiteral(f"{value!r} is not a literal")
+            self._put(_CONSTANTS[value])
+        elif kind == "op" and value in "+-" and not self._sign and self._wants_value():
+            self._sign = value
+        elif kind == "op" and value in _CLOSER:
+            self._open(value)
+        elif kind == "op" and value in ")]}":
+            self._close(value)
+        elif kind == "op" and value == "," and self._stack and self._stack[-1].expect == _SEPARATOR:
+            top = self._stack[-1]
+            top.expect = _KEY if isinstance(top.items, dict) else _ITEM
+        elif kind == "op" and value == ":" and self._stack and self._stack[-1].expect == _COLON:
+            self._stack[-1].expect = _VALUE
+        else:
+            raise NotALiteral(value if kind == "bad" else f"unexpected {value!r}")
+
+    def finish(self) -> Any:
+        """The value, now that a `,` or `)` ended it; NotALiteral when it is incomplete."""
+        if self._string is not None:
+            text, self._string = "".join(self._string), None
+            self._put(text)
+        if self._stack or self._sign or self._value is _NOTHING:
+            raise NotALiteral("an incomplete value")
+        return self._value
+
+    def _wants_value(self) -> bool:
+        if not self._stack:
+            return self._value is _NOTHING
+        return self._stack[-1].expect in (_ITEM, _VALUE)
+
+    def _open(self, bracket: str) -> None:
+        if self._sign or not self._wants_value():
+            raise NotALiteral(f"unexpected {bracket!r}")
+        if len(self._stack) + 1 >= self._max_depth:  # the arguments object is one level too
+            raise NotALiteral("nesting deeper than TOOLCALL_PARSERS_MAX_DEPTH")
+        items: list[Any] | dict[str, Any] = {} if bracket == "{" else []
+        self._stack.append(_Container(_CLOSER[bracket], items, _KEY if bracket == "{" else _ITEM))
+
+    def _close(self, bracket: str) -> None:
+        top = self._stack[-1] if self._stack else None
+        if top is None or top.closer != bracket or top.expect not in (_ITEM, _KEY, _SEPARATOR) or self._sign:
+            raise NotALiteral(f"unexpected {bracket!r}")
+        self._stack.pop()
+        self._put(top.items)
+
+    def _put(self, value: Any) -> None:
+        """A complete value: the result, a dict key, or a container's next item."""
+        if self._sign:
+            raise NotALiteral("a sign without a number")
+        if not self._stack:
+            if self._value is not _NOTHING:
+                raise NotALiteral("two values without a comma")
+            self._value = value
+            return
+        top = self._stack[-1]
+        if top.expect == _KEY:
+            if not isinstance(value, str):
+                raise NotALiteral("a dict key that is not a string")
+            top.key = value
+            top.expect = _COLON
+        elif top.expect in (_ITEM, _VALUE):
+            if isinstance(top.items, dict):
+                top.items[top.key] = value
+            else:
+                top.items.append(value)
+            top.expect = _SEPARATOR
+        else:
+            raise NotALiteral("a missing ',' or ':'")

@@ -17,10 +17,14 @@ def _as_dict(tool: Any) -> dict[str, Any]:
 
 
 class ToolIndex:
-    """Name -> parameters schema of the request's function tools. Empty when there are none."""
+    """Name -> parameters schema of the request's function tools. Empty when there are none.
+    Entries that are not function tools are skipped; `tools` that is not a list is a caller's
+    mistake and raises TypeError at once."""
 
     def __init__(self, tools: Any = None) -> None:
         self.schemas: dict[str, dict[str, Any]] = {}
+        if tools is not None and not isinstance(tools, (list, tuple)):
+            raise TypeError(f"tools must be a list of tool definitions or None, not {type(tools).__name__}")
         for tool in tools or ():
             spec = _as_dict(tool)
             function = spec.get("function") if isinstance(spec.get("function"), dict) else spec

@@ -12,15 +12,22 @@ Formats such as MiniMax's XML write parameter values as raw text with no quoting
   Surrounding whitespace is ignored for these types.
 - Types come from `type` (a name or a list; `int`, `float`, `bool`, `str`, `dict`, `list` are read
   as the JSON names), `anyOf` / `oneOf` / `allOf`, and otherwise `enum` / `const` values,
-  `properties` (object) or `items` (array).
-- A value that fits none of its types stays a string.
+  `properties` (object) or `items` (array). A schema is request data: anything in it that is not
+  what JSON Schema says (`"anyOf": true`, `"type": 5`, `"properties": []`, a member that is not an
+  object) says nothing, and never raises.
+- A value that fits none of its types stays a string. So does a value past the bounds (`Limits`):
+  a number longer than `max_scalar` characters (Python cannot even read an integer over 4300
+  digits), one that overflows to infinity, an object or array nested deeper than `max_depth` or
+  holding such a number, `NaN` or `Infinity`.
 - No schema (no tools, or a parameter the tool does not declare): a conservative guess. `true`,
   `false`, `null`, a number in strict JSON syntax (so `02134` or `+5` stay strings), or a JSON object
-  or array become that; everything else is a string, verbatim.
+  or array become that (within the same bounds); everything else is a string, verbatim.
 
 Streaming: `ValueWriter` sends a string value as soon as the text can no longer be anything but a
 string (at once when the schema says string), JSON-escaped piece by piece; other values are sent
-when complete.
+when complete. The decision looks at the value's first characters only, so a piece costs what it
+holds. Numbers are read by unambiguous patterns, on text no longer than `max_scalar`: no regex here
+backtracks more than linearly.
 """
 
 from __future__ import annotations
@@ -31,18 +38,25 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .json_lexer import json_string_body
+from .json_lexer import json_string_body, json_text, too_deep
+from .limits import Limits
 
 _ALIASES = {"str": "string", "text": "string", "int": "integer", "float": "number", "bool": "boolean"}
 _ALIASES |= {"dict": "object", "list": "array"}
 _JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "null", "object", "array"})
+_UNIONS = ("anyOf", "oneOf", "allOf")
+_MAX_SUBSCHEMAS = 256
+"""Most union members looked at in one schema (a schema may be any JSON, or a Python object that
+refers to itself)."""
 _INT = re.compile(r"[-+]?[0-9]+")
-_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _JSON_NUMBER_PREFIX = re.compile(r"-?(?:0|[1-9][0-9]*)?(?:\.[0-9]*)?(?:[eE][-+]?[0-9]*)?")
+_LITERALS = ("true", "false", "null")
 _GUESS_WINDOW = 64
 """Text is guessed from its first characters only; longer undecided text is a string."""
 _NO_FIT = object()
+_DEFAULT_LIMITS = Limits()
 
 
 def _type_of(value: Any) -> str:
@@ -57,41 +71,62 @@ def _type_of(value: Any) -> str:
     return {str: "string", dict: "object", list: "array"}.get(type(value), "string")
 
 
-def schema_types(schema: Any) -> frozenset[str]:
-    """The JSON types `schema` admits; empty when it says nothing usable."""
-    if not isinstance(schema, dict):
-        return frozenset()
+def _union_tree(schema: Any) -> list[tuple[dict[str, Any], int]]:
+    """`schema` and the members of its unions, nested ones too, in document order, each with the
+    position in the list of the schema whose union holds it (-1 for `schema` itself). Iterative
+    and bounded; members that are not objects are left out."""
+    tree: list[tuple[dict[str, Any], int]] = []
+    stack: list[tuple[Any, int]] = [(schema, -1)]
+    while stack and len(tree) < _MAX_SUBSCHEMAS:
+        sub, parent = stack.pop()
+        if not isinstance(sub, dict):
+            continue
+        tree.append((sub, parent))
+        for key in reversed(_UNIONS):  # popped in document order: anyOf members first
+            members = sub.get(key)
+            if isinstance(members, (list, tuple)):
+                stack.extend((member, len(tree) - 1) for member in reversed(members))
+    return tree
+
+
+def _named_types(schema: dict[str, Any]) -> set[str]:
     declared = schema.get("type")
     names = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else []
-    types = {_ALIASES.get(n, n) for n in names if isinstance(n, str)}
-    for key in ("anyOf", "oneOf", "allOf"):
-        for sub in schema.get(key) or ():
-            types |= schema_types(sub)
-    if not types:
-        values = schema.get("enum") if isinstance(schema.get("enum"), list) else []
-        if "const" in schema:
-            values = [*values, schema["const"]]
-        types = {_type_of(v) for v in values}
-    if not types and isinstance(schema.get("properties"), dict):
-        types = {"object"}
-    if not types and "items" in schema:
-        types = {"array"}
-    return frozenset(types & _JSON_TYPES)
+    return {_ALIASES.get(n, n) for n in names if isinstance(n, str)}
+
+
+def _implied_types(schema: dict[str, Any]) -> set[str]:
+    """Types of a schema that names none: its `enum` / `const` values, else `properties`, `items`."""
+    enum = schema.get("enum")
+    values = [*(enum if isinstance(enum, list) else []), *([schema["const"]] if "const" in schema else [])]
+    if values:
+        return {_type_of(v) for v in values}
+    if isinstance(schema.get("properties"), dict):
+        return {"object"}
+    return {"array"} if "items" in schema else set()
+
+
+def schema_types(schema: Any) -> frozenset[str]:
+    """The JSON types `schema` admits; empty when it says nothing usable. A schema's types are those
+    it names and those of its union members; only when that is empty does it imply types."""
+    tree = _union_tree(schema)
+    found: list[set[str]] = [set() for _ in tree]  # the union members' types, filled in from the leaves
+    for position in range(len(tree) - 1, -1, -1):  # members come after the schema that holds them
+        sub, parent = tree[position]
+        types = found[position] | _named_types(sub)
+        found[position] = (types or _implied_types(sub)) & _JSON_TYPES
+        if parent >= 0:
+            found[parent] |= found[position]
+    return frozenset(found[0]) if found else frozenset()
 
 
 def _subschemas(schema: Any) -> list[dict[str, Any]]:
     """`schema` and the members of its unions, where nested properties / items may be declared."""
-    if not isinstance(schema, dict):
-        return []
-    found = [schema]
-    for key in ("anyOf", "oneOf", "allOf"):
-        for sub in schema.get(key) or ():
-            found += _subschemas(sub)
-    return found
+    return [sub for sub, _ in _union_tree(schema)]
 
 
-def _property_schema(schema: Any, key: str) -> Any:
-    for sub in _subschemas(schema):
+def _property_schema(subschemas: list[dict[str, Any]], key: str) -> Any:
+    for sub in subschemas:
         props = sub.get("properties")
         if isinstance(props, dict) and key in props:
             return props[key]
@@ -105,74 +140,110 @@ def _items_schema(schema: Any) -> Any:
     return None
 
 
-def _as_type(text: str, kind: str) -> Any:
-    """`text` read as JSON type `kind`, or _NO_FIT."""
-    stripped = text.strip()
+def _read_json(text: str, limits: Limits) -> Any:
+    """`text` as JSON, or _NO_FIT: also when a number in it is longer than `max_scalar` or not
+    finite (`1e400`, `NaN`), or it nests deeper than `max_depth` (json.loads itself would recurse,
+    or refuse an integer over Python's 4300 digits by raising)."""
+
+    def bounded_int(raw: str) -> int:
+        if len(raw) > limits.max_scalar:
+            raise ValueError("number too long")
+        return int(raw)
+
+    def finite_float(raw: str) -> float:
+        number = float(raw) if len(raw) <= limits.max_scalar else math.inf
+        if not math.isfinite(number):
+            raise ValueError("number too long or not finite")
+        return number
+
+    def refuse(raw: str) -> Any:
+        raise ValueError(f"{raw} is not JSON")
+
+    try:
+        value = json.loads(text, parse_int=bounded_int, parse_float=finite_float, parse_constant=refuse)
+    except (ValueError, RecursionError):
+        return _NO_FIT
+    return _NO_FIT if too_deep(value, limits.max_depth) else value
+
+
+def _read_number(stripped: str, kind: str, limits: Limits) -> Any:
+    """`stripped` as an integer or number, or _NO_FIT."""
+    if len(stripped) > limits.max_scalar:
+        return _NO_FIT
+    try:
+        if _INT.fullmatch(stripped):
+            return int(stripped)
+        number = float(stripped) if _FLOAT.fullmatch(stripped) else math.nan
+    except ValueError:  # over Python's int-string limit, when max_scalar allows that
+        return _NO_FIT
+    if not math.isfinite(number):
+        return _NO_FIT
+    if kind == "integer":
+        return int(number) if number.is_integer() else _NO_FIT
+    return number
+
+
+def _as_type(stripped: str, kind: str, limits: Limits) -> Any:
+    """Text (without surrounding whitespace) read as JSON type `kind`, or _NO_FIT."""
     if kind == "null":
         return None if stripped.lower() == "null" else _NO_FIT
     if kind == "boolean":
         lowered = stripped.lower()
         return True if lowered == "true" else False if lowered == "false" else _NO_FIT
     if kind in ("integer", "number"):
-        if _INT.fullmatch(stripped):
-            return int(stripped)
-        if _FLOAT.fullmatch(stripped):
-            number = float(stripped)
-            if not math.isfinite(number):
-                return _NO_FIT
-            if kind == "integer":
-                return int(number) if number.is_integer() else _NO_FIT
-            return number
-        return _NO_FIT
-    if kind in ("object", "array"):
-        try:
-            value = json.loads(stripped)
-        except (ValueError, RecursionError):
-            return _NO_FIT
-        return value if isinstance(value, dict if kind == "object" else list) else _NO_FIT
-    return text if kind == "string" else _NO_FIT
+        return _read_number(stripped, kind, limits)
+    value = _read_json(stripped, limits)
+    return value if isinstance(value, dict if kind == "object" else list) else _NO_FIT
 
 
-def _type_nested(value: Any, schema: Any) -> Any:
-    """Strings inside parsed objects / arrays, typed by the nested schema where it is not a string."""
-    if isinstance(value, dict):
-        return {k: _type_nested(v, _property_schema(schema, k)) for k, v in value.items()}
-    if isinstance(value, list):
-        items = _items_schema(schema)
-        return [_type_nested(v, items) for v in value]
-    if isinstance(value, str):
-        types = schema_types(schema)
-        if types and "string" not in types:
-            return type_value(value, schema)
-    return value
+def _type_nested(value: Any, schema: Any, limits: Limits) -> Any:
+    """Type the strings inside a freshly decoded object or array by the nested schema, in place,
+    where that schema does not admit a string. Iterative: the depth is the value's (<= max_depth)."""
+    holder = [value]
+    pending: list[tuple[Any, Any, Any]] = [(holder, 0, schema)]  # (container, key, schema of container[key])
+    while pending:
+        container, key, sub = pending.pop()
+        if sub is None:
+            continue  # nothing declared below here: the value stays as written
+        item = container[key]
+        if isinstance(item, dict):
+            subschemas = _subschemas(sub)
+            pending.extend((item, k, _property_schema(subschemas, k)) for k in item)
+        elif isinstance(item, list):
+            items = _items_schema(sub)
+            pending.extend((item, i, items) for i in range(len(item)))
+        elif isinstance(item, str):
+            types = schema_types(sub)
+            if types and "string" not in types:
+                container[key] = type_value(item, sub, limits)
+    return holder[0]
 
 
-def _guess(text: str) -> Any:
+def _guess(text: str, limits: Limits) -> Any:
     stripped = text.strip()
-    if stripped in ("true", "false", "null"):
-        return json.loads(stripped)
-    if _JSON_NUMBER.fullmatch(stripped):
-        return json.loads(stripped)
-    if stripped[:1] in ("{", "["):
-        try:
-            return json.loads(stripped)
-        except (ValueError, RecursionError):
-            return text
+    if (
+        stripped in _LITERALS
+        or stripped[:1] in ("{", "[")
+        or (len(stripped) <= limits.max_scalar and _JSON_NUMBER.fullmatch(stripped))
+    ):
+        value = _read_json(stripped, limits)
+        return text if value is _NO_FIT else value
     return text
 
 
-def type_value(text: str, schema: Any) -> Any:
+def type_value(text: str, schema: Any, limits: Limits = _DEFAULT_LIMITS) -> Any:
     """The value `text` stands for under `schema` (see the module docstring)."""
     types = schema_types(schema)
     if not types:
-        return _guess(text)
+        return _guess(text, limits)
     if "string" in types:
         return None if "null" in types and text == "null" else text
+    stripped = text.strip()
     for kind in ("null", "integer", "number", "boolean", "object", "array"):
         if kind in types:
-            value = _as_type(text, kind)
+            value = _as_type(stripped, kind, limits)
             if value is not _NO_FIT:
-                return _type_nested(value, schema) if kind in ("object", "array") else value
+                return _type_nested(value, schema, limits) if kind in ("object", "array") else value
     return text
 
 
@@ -189,7 +260,7 @@ def _string_from_start(types: frozenset[str]) -> Callable[[str], bool | None]:
                 return False
             if len(head) > _GUESS_WINDOW:
                 return True
-            if any(lit.startswith(stripped.rstrip()) for lit in ("true", "false", "null")):
+            if any(lit.startswith(stripped.rstrip()) for lit in _LITERALS):
                 return None
             return None if _JSON_NUMBER_PREFIX.fullmatch(stripped.rstrip()) else True
 
@@ -204,23 +275,26 @@ def _string_from_start(types: frozenset[str]) -> Callable[[str], bool | None]:
 class ValueWriter:
     """Streams one raw-text value as JSON. `feed` and `finish` return the JSON text to send."""
 
-    def __init__(self, schema: Any) -> None:
+    def __init__(self, schema: Any, limits: Limits = _DEFAULT_LIMITS) -> None:
         self._schema = schema
+        self._limits = limits
         self._decide = _string_from_start(schema_types(schema))
         self._streaming = False
         self._decided = False
+        self._head = ""  # the value's first characters, one past the guess window: all a decision reads
         self._held: list[str] = []
 
     def feed(self, text: str) -> str:
-        if self._streaming:
-            self._held.append(text)
-            return json_string_body(text)
         self._held.append(text)
+        if self._streaming:
+            return json_string_body(text)
         if self._decided:
             return ""
-        # Undecided text is at most a window long: past it every rule has decided.
-        decision = self._decide("".join(self._held)[: _GUESS_WINDOW + 1])
+        self._head += text[: _GUESS_WINDOW + 1 - len(self._head)]
+        decision = self._decide(self._head)
         if decision is None:
+            # A full window that decides nothing never will (e.g. 65 spaces): typed when complete.
+            self._decided = len(self._head) > _GUESS_WINDOW
             return ""
         self._decided = True
         if not decision:
@@ -233,5 +307,5 @@ class ValueWriter:
         text = "".join(self._held)
         if self._streaming:
             return '"', text
-        value = type_value(text, self._schema)
-        return json.dumps(value, ensure_ascii=False), value
+        value = type_value(text, self._schema, self._limits)
+        return json_text(value), value
