@@ -12,8 +12,9 @@ from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, par
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 
 
-def stream():
-    return get_format("hermes_json").stream(TOOLS, counter_ids)
+def stream(streaming="eager"):
+    """Eager streaming: what these tests pin is how finely a call streams once it is shown."""
+    return get_format("hermes_json").stream(TOOLS, counter_ids, streaming=streaming)
 
 
 def test_name_is_sent_once_the_name_string_is_complete():
@@ -192,3 +193,44 @@ def test_a_response_of_many_calls_is_read_from_one_buffer(monkeypatch):
     text = '<tool_call>{"name": "f", "arguments": {"i": 1}}</tool_call>\n' * 200
     result = result_of(s.feed(text) + s.close())
     assert len(result.calls) == 200 and len(seen) == 1
+
+
+# -- the streaming policy (issue 11) --------------------------------------------------------------
+
+BROKEN = '<tool_call>{"name": "search", "arguments": {"query": tomorrow}}</tool_call>'
+
+
+@pytest.mark.parametrize("streaming", [None, "complete", 512])
+def test_a_call_that_breaks_is_never_shown(streaming):
+    """Default, `complete` and a bound: a stream shows exactly what parse() returns."""
+    for chunks in ([BROKEN], list(BROKEN)):
+        s = get_format("hermes_json").stream(TOOLS, counter_ids, streaming=streaming)
+        events = [e for chunk in chunks for e in s.feed(chunk)] + s.close()
+        assert not any(isinstance(e, CallStart) for e in events)
+        assert result_of(events).content == BROKEN
+
+
+def test_eager_shows_the_call_as_soon_as_its_name_is_known():
+    s = stream("eager")
+    assert s.feed(BROKEN)[0] == CallStart(0, "call_0", "search")
+
+
+def test_a_call_is_held_until_it_completes_or_passes_the_bound():
+    s = stream(20)
+    assert s.feed('<tool_call>{"name": "f", "arguments": {"a": "0123456789') == []
+    assert s.feed("0123456789") == [CallStart(0, "call_0", "f"), CallArgs(0, '{"a": "01234567890123456789')]
+    assert s.feed("x") == [CallArgs(0, "x")]
+    s = stream("complete")
+    assert s.feed('<tool_call>{"name": "f", "arguments": {"a": "' + "x" * 10_000) == []
+    assert s.feed('"}}')[0] == CallStart(0, "call_0", "f")
+
+
+def test_a_held_call_that_breaks_leaves_no_gap_in_the_indexes():
+    text = BROKEN + '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    events = run_chunks("hermes_json", list(text), TOOLS)
+    assert [e.index for e in events if isinstance(e, CallStart)] == [0]
+
+
+def test_an_unknown_streaming_policy_is_refused():
+    with pytest.raises(ValueError, match="streaming policy"):
+        get_format("hermes_json").stream(streaming="fast")

@@ -17,9 +17,9 @@ from typing import Any
 import partial_json_parser
 import pytest
 from helpers import result_of, run_chunks
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from toolcall_parsers import get_format
+from toolcall_parsers import get_format, parse
 from toolcall_parsers.core.events import CallArgs, CallEnd, CallStart, Text, merge_text
 from toolcall_parsers.core.limits import Limits
 
@@ -361,3 +361,51 @@ def test_mutated_documents_keep_every_invariant(fmt, data):
     assert is_subsequence("".join(e.text for e in whole if isinstance(e, Text)), text), "text repeated"
     if not any(isinstance(e, CallStart) for e in whole):
         assert result.content == (text.strip() or None)
+
+
+# -- exact streaming (issue 11) -------------------------------------------------------------------
+
+
+def client_view(events: list[Any]) -> tuple[str | None, list[tuple[str, str]]]:
+    """What a streaming client ends up with: the content, and every call it was shown (name and
+    the arguments it accumulated), finished or not."""
+    content = "".join(e.text for e in events if isinstance(e, Text)).strip() or None
+    calls: dict[int, list[str]] = {}
+    names: dict[int, str] = {}
+    for e in events:
+        if isinstance(e, CallStart):
+            names[e.index], calls[e.index] = e.name, []
+        elif isinstance(e, CallArgs):
+            calls[e.index].append(e.fragment)
+    return content, [(names[i], "".join(calls[i])) for i in sorted(calls)]
+
+
+def longest_started_call(events: list[Any]) -> int:
+    sizes: dict[int, int] = {}
+    for e in events:
+        if isinstance(e, CallStart):
+            sizes[e.index] = 0
+        elif isinstance(e, CallArgs):
+            sizes[e.index] += len(e.fragment)
+    return max(sizes.values(), default=0)
+
+
+@pytest.mark.parametrize("policy", [None, "complete"])
+@pytest.mark.parametrize("fmt", sorted(BLOCKS))
+@SETTINGS
+@given(st.data())
+def test_the_stream_tells_the_same_story_as_the_finished_response(fmt, policy, data):
+    """Under `complete`, and under the default bound for calls shorter than it, a client's
+    accumulated stream equals parse(), for any text (valid, cut, broken) and any chunking."""
+    if data.draw(st.booleans()):
+        text, tools = data.draw(mutated_documents(fmt))
+    else:
+        text, _, _, tools = data.draw(documents(fmt))
+    if policy is None:  # a call past the bound streams as written: exactness is promised below it
+        eager = run_chunks(fmt, [text], tools, streaming="eager")
+        assume(longest_started_call(eager) <= Limits().streaming)  # type: ignore[operator]
+    expected = parse(fmt, text, tools, lambda n, i: f"id{i}")
+    want = (expected.content, [(c.name, c.arguments_json) for c in expected.calls])
+    chunkings = [split(data.draw, text), [text]] + ([list(text)] if len(text) <= 2000 else [])
+    for chunks in chunkings:
+        assert client_view(run_chunks(fmt, chunks, tools, streaming=policy)) == want

@@ -14,6 +14,15 @@ text with one logged reason; the server keeps serving.
 | TOOLCALL_PARSERS_MAX_CALL_CHARS | 8388608 | longest arguments JSON of one call (the most a call holds) |
 | TOOLCALL_PARSERS_LOG_SPANS | 3 | rejected spans logged per response (0: none); then one summary |
 | TOOLCALL_PARSERS_UNDECLARED_TOOLS | keep | `keep` a call to a tool the request did not declare, or make it `text` |
+| TOOLCALL_PARSERS_STREAMING | 512 | when a streamed call is shown: `complete`, `eager`, or a bound N (see below) |
+
+Streaming policy: `complete` sends a call (start, whole arguments, end) only once it is complete and
+valid; `eager` sends the name as soon as it is known and the arguments as written; a number N holds a
+call until it completes or its arguments pass N characters, and streams it as written from then on.
+Calls shorter than N are exact: a stream never shows a call that the finished response would not
+return. 512 characters hold every ordinary call (the median call in our corpus has 52 characters of
+arguments, the largest 530) and a long argument (a file being written) still starts streaming within
+about a second at GPU decoding speed (100-150 tokens/s at about 4 characters a token).
 """
 
 from __future__ import annotations
@@ -60,6 +69,9 @@ class Limits:
     max_call_chars: int = 8 * 1024 * 1024
     log_spans: int = 3
     undeclared_as_text: bool = False
+    streaming: int | None = 512
+    """Argument characters a streamed call is held for: None holds it to the end (`complete`), 0
+    holds nothing (`eager`)."""
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -76,7 +88,32 @@ class Limits:
             max_call_chars=_int_setting("MAX_CALL_CHARS", default.max_call_chars, 2),
             log_spans=_int_setting("LOG_SPANS", default.log_spans, 0),
             undeclared_as_text=undeclared == "text",
+            streaming=_streaming_setting(default.streaming),
         )
+
+
+def streaming_policy(value: object) -> int | None:
+    """A streaming policy as given (`complete`, `eager`, a number of characters) -> the number of
+    argument characters a call is held for (None: to its end). ValueError for anything else."""
+    text = str(value).strip().lower()
+    if text == "complete":
+        return None
+    if text == "eager":
+        return 0
+    if text.isdigit():
+        return int(text)
+    raise ValueError(f"a streaming policy is 'complete', 'eager' or a number of characters, not {value!r}")
+
+
+def _streaming_setting(default: int | None) -> int | None:
+    raw = os.environ.get(_PREFIX + "STREAMING")
+    if raw is None:
+        return default
+    try:
+        return streaming_policy(raw)
+    except ValueError as err:
+        _bad_setting("STREAMING", str(err))
+        return default
 
 
 _DEFAULT = Limits()

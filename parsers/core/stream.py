@@ -13,7 +13,12 @@ and `_reject`. This class turns that into the public `feed()` / `close()` contra
 - Content is trimmed at both ends of the response the same way in streaming and in `parse()`:
   leading whitespace is never sent, and whitespace is held back until real text follows it (then
   sent), so whitespace next to a call or at the end never reaches the client.
-- Call indexes run 0..n-1 in order of appearance; ids come from the engine's factory.
+- **The streaming policy** (`Limits.streaming`): a call's events are held until the call completes
+  (or its arguments pass the policy's bound), and dropped if it breaks first, its text then coming
+  back as text exactly as `parse()` returns it; so a stream never shows a call that the finished
+  response would not return. The decision depends only on the text, never on the chunking.
+- Call indexes run 0..n-1 over the calls a client is shown, given when a call is released; ids
+  come from the engine's factory.
 - Logging is bounded per response: the first few rejected spans (`Limits.log_spans`), then one
   summary line at `close()` with the count.
 - Nothing raises into the engine: an internal error is logged once with the format name, and the
@@ -27,9 +32,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from dataclasses import dataclass, field, replace
+
 from .events import CallArgs, CallEnd, CallStart, Event, Text, merge_text
 from .ids import IdFactory, random_call_id
-from .limits import Limits
+from .limits import Limits, streaming_policy
 from .tools import ToolIndex
 
 logger = logging.getLogger("toolcall_parsers")
@@ -57,6 +64,17 @@ class NotACall(Exception):
         self.pos = pos
 
 
+@dataclass(slots=True)
+class _HeldCall:
+    """A call whose events wait for the streaming policy's decision."""
+
+    key: int  # the format's own index for it
+    name: str
+    call_id: str | None
+    fragments: list[str] = field(default_factory=list)
+    chars: int = 0
+
+
 class FormatStream:
     """Base of the incremental parsers; one instance parses one response.
 
@@ -76,7 +94,10 @@ class FormatStream:
         self._out: list[Event] = []
         self._sent_text = False
         self._held_whitespace: list[str] = []
-        self._next_index = 0
+        self._next_key = 0  # the formats' own call numbers, one per started call
+        self._shown: dict[int, int] = {}  # a format's call number -> the index the client sees
+        self._held: _HeldCall | None = None  # the call the streaming policy holds back
+        self._calls_done = 0
         self._call_chars = 0  # arguments JSON sent for the current call
         self._warnings = 0
         self._failed = False
@@ -87,6 +108,11 @@ class FormatStream:
         self._step_mark = 0
 
     # -- public contract ----------------------------------------------------------------------
+
+    def set_streaming(self, policy: object) -> None:
+        """Use another streaming policy for this response (`complete`, `eager` or a number of
+        argument characters; ValueError otherwise). Call it before the first feed."""
+        self.limits = replace(self.limits, streaming=streaming_policy(policy))
 
     def feed(self, text: str) -> list[Event]:
         """Consume the next piece of model output; return the events it makes unambiguous."""
@@ -120,6 +146,7 @@ class FormatStream:
                 self._close()
             except Exception:
                 self._fail()
+        self._held = None  # a call still held at the end never completed
         self._held_whitespace.clear()
         if self._warnings > self.limits.log_spans:
             logger.warning(
@@ -169,6 +196,7 @@ class FormatStream:
     def _text(self, text: str) -> None:
         if not text:
             return
+        self._held = None  # text while a call is held: that call broke, and its text comes back
         if not self._sent_text:
             text = text.lstrip()
             if not text:
@@ -186,9 +214,10 @@ class FormatStream:
             self._held_whitespace.append(text[len(body) :])
 
     def _start_call(self, name: str, call_id: str | None = None) -> int:
-        """Announce a call; `call_id` is a model-written id the format decided to keep. Raises
-        NotACall when the call is refused (a bound, or an undeclared tool the operator refuses)."""
-        if self._next_index >= self.limits.max_calls:
+        """Announce a call; `call_id` is a model-written id the format decided to keep. Returns the
+        format's number for the call (pass it to `_call_args` / `_end_call`). Raises NotACall when
+        the call is refused (a bound, or an undeclared tool the operator refuses)."""
+        if self._calls_done >= self.limits.max_calls:
             raise NotACall(f"more than {self.limits.max_calls} calls in one response (TOOLCALL_PARSERS_MAX_CALLS)")
         if _SURROGATE.search(name):
             raise NotACall("the tool name holds a lone surrogate")
@@ -196,30 +225,55 @@ class FormatStream:
             if self.limits.undeclared_as_text:
                 raise NotACall(f"a call to {name!r}, which the request did not declare")
             self._warn(f"call to {name!r}, which is not among the request's tools")
-        index = self._next_index
-        self._next_index += 1
+        key = self._next_key
+        self._next_key += 1
         self._call_chars = 0
-        self._out.append(CallStart(index, call_id or self._make_id(name, index), name))
-        return index
+        self._held = _HeldCall(key, name, call_id)
+        if self.limits.streaming == 0:
+            self._release()
+        return key
 
     def _make_id(self, name: str, index: int) -> str:
         return self._id_factory(name, index)
 
-    def _call_args(self, index: int, fragment: str) -> None:
+    def _call_args(self, key: int, fragment: str) -> None:
         """Send a piece of the call's arguments JSON. Raises NotACall past the size bound."""
-        if fragment:
-            self._call_chars += len(fragment)
-            if self._call_chars > self.limits.max_call_chars:
-                raise NotACall(
-                    f"the call's arguments pass {self.limits.max_call_chars} characters (TOOLCALL_PARSERS_MAX_CALL_CHARS)"
-                )
-            self._out.append(CallArgs(index, fragment))
+        if not fragment:
+            return
+        self._call_chars += len(fragment)
+        if self._call_chars > self.limits.max_call_chars:
+            raise NotACall(
+                f"the call's arguments pass {self.limits.max_call_chars} characters (TOOLCALL_PARSERS_MAX_CALL_CHARS)"
+            )
+        held = self._held
+        if held is not None and held.key == key:
+            held.fragments.append(fragment)
+            held.chars += len(fragment)
+            bound = self.limits.streaming
+            if bound is not None and held.chars > bound:
+                self._release()
+        elif key in self._shown:
+            self._out.append(CallArgs(self._shown[key], fragment))
 
-    def _end_call(self, index: int, arguments: dict[str, Any]) -> None:
-        self._out.append(CallEnd(index, arguments))
+    def _end_call(self, key: int, arguments: dict[str, Any]) -> None:
+        if self._held is not None and self._held.key == key:
+            self._release()
+        if key in self._shown:
+            self._out.append(CallEnd(self._shown[key], arguments))
+            self._calls_done += 1
+
+    def _release(self) -> None:
+        """The held call is shown: it gets the next index, its id, and what it held so far."""
+        held, self._held = self._held, None
+        assert held is not None
+        index = self._shown[held.key] = len(self._shown)
+        self._out.append(CallStart(index, held.call_id or self._make_id(held.name, index), held.name))
+        if held.fragments:
+            self._out.append(CallArgs(index, "".join(held.fragments)))
 
     def _reject(self, reason: str, span: str) -> None:
         """A span that looked like a call is not one: log why, and return it as text."""
+        self._held = None
         if span:
             self._warn(f"{reason}; kept as text: {shorten(span)}")
             self._text(span)
@@ -236,6 +290,7 @@ class FormatStream:
         the format holds plus the text from the failed step on, so nothing is lost or repeated."""
         logger.exception("%s: internal parser error; passing the rest of the output through", self.format_name)
         self._failed = True
+        self._held = None
         del self._out[self._step_mark :]
         try:
             pending = self._pending_text()

@@ -24,9 +24,16 @@ class Format:
     summary: str
     stream_class: type[FormatStream]
 
-    def stream(self, tools: Any = None, id_factory: IdFactory | None = None, **options: Any) -> FormatStream:
-        """A fresh incremental parser for one response. `options` are the format's own (markers)."""
-        return self.stream_class(tools, id_factory, **options)
+    def stream(
+        self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any
+    ) -> FormatStream:
+        """A fresh incremental parser for one response. `streaming` overrides the server's streaming
+        policy (`complete`, `eager` or a number of characters; ValueError otherwise); `options` are
+        the format's own (markers)."""
+        stream = self.stream_class(tools, id_factory, **options)
+        if streaming is not None:
+            stream.set_streaming(streaming)
+        return stream
 
     @property
     def template_path(self) -> Path:

@@ -9,6 +9,9 @@ into `DeltaMessage`s and `ExtractedToolCallInformation`. Facts it relies on (vLL
   pass through untouched.
 - Depending on the reasoning parser, vLLM passes either accumulated text or only the delta; the new
   text is `current_text[len(previous_text):]` in both cases.
+- A request may choose its own streaming policy with `vllm_xargs` (vLLM 0.32 passes the request's
+  `vllm_xargs` dict through to the parser): `{"tool_call_streaming": "eager"}` (or `complete`, or a
+  number of characters); an invalid value is logged and the server's policy used.
 - At the end of a stream vLLM appends `get_remaining_unstreamed_args()` to the last tool-call delta.
   `prev_tool_call_arr` and `streamed_args_for_tool` always agree with each other (both hold the whole
   arguments of a finished call, both "" before), so that flush adds nothing.
@@ -17,6 +20,7 @@ into `DeltaMessage`s and `ExtractedToolCallInformation`. Facts it relies on (vLL
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -34,6 +38,11 @@ from ..core.events import CallEnd, CallStart, Event, Text, build_result
 from ..core.stream import FormatStream
 from ..core.tools import ToolIndex
 from ..formats import get_format
+
+
+logger = logging.getLogger("toolcall_parsers")
+STREAMING_XARG = "tool_call_streaming"
+"""The `vllm_xargs` key through which one request chooses its streaming policy."""
 
 
 def _vllm_call_id(name: str, index: int) -> str:
@@ -123,9 +132,19 @@ class FormatToolParser(ToolParser):
             self._passthrough = _passes_through(request)
             if not self._passthrough:
                 self._stream = self._new_stream(streaming=True)
+                self._use_request_policy(self._stream, request)
         if self._stream is None:
             return DeltaMessage(content=new_text) if new_text else None
         return self._to_delta(self._feed(self._stream, new_text, delta_token_ids))
+
+    def _use_request_policy(self, stream: FormatStream, request: Any) -> None:
+        policy = (getattr(request, "vllm_xargs", None) or {}).get(STREAMING_XARG)
+        if policy is None:
+            return
+        try:
+            stream.set_streaming(policy)
+        except ValueError as err:
+            logger.warning("%s: vllm_xargs %s ignored: %s", self.format_name, STREAMING_XARG, err)
 
     def finish_streaming(self) -> DeltaMessage | None:
         """End of the stream (called by vLLM for engine-based parsers): release what was held."""
