@@ -30,9 +30,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
-
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .events import CallArgs, CallEnd, CallStart, Event, Text, merge_text
 from .ids import IdFactory, random_call_id

@@ -39,7 +39,6 @@ from ..core.stream import FormatStream
 from ..core.tools import ToolIndex
 from ..formats import get_format
 
-
 logger = logging.getLogger("toolcall_parsers")
 STREAMING_XARG = "tool_call_streaming"
 """The `vllm_xargs` key through which one request chooses its streaming policy."""
