@@ -74,9 +74,12 @@ def complete(client, raw: str | None, tools=TOOLS, **kwargs):
     return response.choices[0]
 
 
-def stream(client, raw: str | None, tools=TOOLS, **kwargs) -> dict[str, Any]:
-    """Stream a request and rebuild what a client sees, checking OpenAI's delta rules."""
+def stream(client, raw: str | None, tools=TOOLS, extra_xargs: dict[str, Any] | None = None, **kwargs) -> dict[str, Any]:
+    """Stream a request and rebuild what a client sees, checking OpenAI's delta rules. `extra_xargs`
+    go to vLLM as `vllm_xargs` (a request's own options, such as its streaming policy)."""
     extra = forced(raw) if raw is not None else None
+    if extra_xargs:
+        extra = {**(extra or {}), "vllm_xargs": extra_xargs}
     kwargs.setdefault("max_tokens", 300)
     chunks = client.chat.completions.create(
         model=MODEL, messages=MESSAGES, tools=tools, temperature=0, stream=True, extra_body=extra, **kwargs

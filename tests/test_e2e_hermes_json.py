@@ -93,3 +93,45 @@ def test_named_tool_choice(client):
     named = {"type": "function", "function": {"name": "get_weather"}}
     choice = complete(client, None, tools=STRICT_TOOLS, tool_choice=named, max_tokens=100)
     assert call_pairs(choice.message.tool_calls)[0][0] == "get_weather"
+
+
+# -- exact streaming (issue 11): the stream tells the story the finished response tells ------------
+
+MALFORMED = (
+    "Searching.\n"
+    '<tool_call>\n{"name": "search", "arguments": {"query": tomorrow}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+)
+
+
+def as_client_sees(choice) -> dict:
+    calls = [{"name": c.function.name, "arguments": c.function.arguments} for c in choice.message.tool_calls or []]
+    return {"content": choice.message.content, "calls": calls}
+
+
+def streamed_as_client_sees(got: dict) -> dict:
+    return {
+        "content": got["content"],
+        "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in got["calls"]],
+    }
+
+
+def test_a_malformed_call_streams_exactly_as_the_finished_response(client):
+    finished = as_client_sees(complete(client, MALFORMED))
+    assert [c["name"] for c in finished["calls"]] == ["get_weather"]
+    assert "tomorrow" in finished["content"]
+    assert streamed_as_client_sees(stream(client, MALFORMED)) == finished
+
+
+def test_a_call_cut_by_max_tokens_streams_exactly_as_the_finished_response(client):
+    raw = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris and a very long tail of text'
+    finished = complete(client, raw, max_tokens=18)
+    got = stream(client, raw, max_tokens=18)
+    assert finished.finish_reason == got["finish"] == "length"
+    assert got["calls"] == [] and streamed_as_client_sees(got) == as_client_sees(finished)
+
+
+def test_eager_streaming_per_request_shows_the_partial_call(client):
+    got = stream(client, MALFORMED, extra_xargs={"tool_call_streaming": "eager"})
+    assert [c["name"] for c in got["calls"]] == ["search", "get_weather"]  # the broken call was shown
+    assert "tomorrow" in got["content"]

@@ -1,8 +1,9 @@
 """Text outside tool calls, shared by the formats.
 
 Releases text to the stream, holds back only a suffix that may still grow into a marker, finds the
-format's start markers, and passes reasoning blocks (`<think>..</think>` by default) through as text,
-so that nothing written inside reasoning starts a call.
+format's start markers, and passes reasoning blocks (`<think>..</think>` by default; a format may name
+several kinds, as Mistral's `[THINK]..[/THINK]` and Magistral's plain-text `<think>..</think>`) through
+as text, so that nothing written inside reasoning starts a call.
 """
 
 from __future__ import annotations
@@ -12,16 +13,24 @@ from collections.abc import Callable, Sequence
 
 from .markers import MarkerScanner
 
+ThinkMarkers = tuple[str, str] | Sequence[tuple[str, str]] | None
+"""One (open, close) pair of reasoning markers, several, or None."""
+
 
 class OutsideCalls:
     """Scans the text between calls for the next start marker."""
 
-    def __init__(self, emit: Callable[[str], None], starts: Sequence[str], think: tuple[str, str] | None) -> None:
+    def __init__(self, emit: Callable[[str], None], starts: Sequence[str], think: ThinkMarkers) -> None:
         self._emit = emit
         self._starts = frozenset(starts)
-        self._outside = MarkerScanner([*starts, *([think[0]] if think else [])])
-        self._inside = MarkerScanner([think[1]]) if think else None
-        self.in_think = False
+        pairs = [] if not think else [think] if isinstance(think[0], str) else list(think)
+        self._closers = {opener: MarkerScanner([closer]) for opener, closer in pairs}  # type: ignore[misc]
+        self._outside = MarkerScanner([*starts, *self._closers])
+        self._inside: MarkerScanner | None = None  # inside reasoning: the scanner for its closer
+
+    @property
+    def in_think(self) -> bool:
+        return self._inside is not None
 
     def scan(self, text: str, pos: int) -> tuple[re.Match[str] | None, int]:
         """Release the text from `pos` to the next start marker: (the marker, the position after
@@ -29,18 +38,17 @@ class OutsideCalls:
         partial marker to hold back."""
         end = len(text)
         while pos < end:
-            scanner = self._inside if self.in_think else self._outside
-            assert scanner is not None
+            scanner = self._inside or self._outside
             m = scanner.search(text, pos)
             if m is None:
                 cut = scanner.releasable(text, pos)
                 self._emit(text[pos:cut])
                 return None, cut
             self._emit(text[pos : m.start()])
-            if not self.in_think and m.group() in self._starts:
+            if self._inside is None and m.group() in self._starts:
                 return m, m.end()
             self._emit(m.group())  # entering or leaving reasoning
-            self.in_think = not self.in_think
+            self._inside = None if self._inside is not None else self._closers[m.group()]
             pos = m.end()
         return None, pos
 
