@@ -69,19 +69,41 @@ class ParseResult:
 
 def merge_text(events: list[Event]) -> list[Event]:
     """Join adjacent `Text` and same-call `CallArgs` events, so that event lists from different
-    chunkings of one text compare equal."""
+    chunkings of one text compare equal. Each run is joined once (linear in its length)."""
     if len(events) < 2:
         return events
     merged: list[Event] = []
+    run: list[str] = []  # the pieces of the run of Text, or of one call's CallArgs, being joined
+    head: Event | None = None  # the run's first event
     for event in events:
-        last = merged[-1] if merged else None
-        if isinstance(event, Text) and isinstance(last, Text):
-            merged[-1] = Text(last.text + event.text)
-        elif isinstance(event, CallArgs) and isinstance(last, CallArgs) and last.index == event.index:
-            merged[-1] = CallArgs(event.index, last.fragment + event.fragment)
+        if (
+            head is not None
+            and type(event) is type(head)
+            and (
+                isinstance(event, Text) or (isinstance(event, CallArgs) and event.index == head.index)  # type: ignore[union-attr]
+            )
+        ):
+            run.append(event.text if isinstance(event, Text) else event.fragment)  # type: ignore[union-attr]
+            continue
+        if head is not None:
+            merged.append(_joined(head, run))
+        head, run = None, []
+        if isinstance(event, (Text, CallArgs)):
+            head, run = event, [event.text if isinstance(event, Text) else event.fragment]
         else:
             merged.append(event)
+    if head is not None:
+        merged.append(_joined(head, run))
     return merged
+
+
+def _joined(head: Event, run: list[str]) -> Event:
+    if len(run) == 1:
+        return head
+    if isinstance(head, Text):
+        return Text("".join(run))
+    assert isinstance(head, CallArgs)
+    return CallArgs(head.index, "".join(run))
 
 
 def build_result(events: list[Event]) -> ParseResult:

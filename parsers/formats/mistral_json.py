@@ -4,22 +4,31 @@ Grammar, as this machine reads it::
 
     output  := text (think | "[TOOL_CALLS]" calls text)*
     think   := "[THINK]" text "[/THINK]"                 # reasoning: text, never a call
+             | "<think>" text "</think>"                 # Magistral-Small-2506 writes it as plain text
     calls   := ws json-value                              # tokenizer v2-v7: an array of call objects,
                                                           #   or one object ({"name", "arguments"})
-             | NAME ["[CALL_ID]" ID] ["[ARGS]"] ws args   # v11+: one call per marker; vLLM's Mistral
-                                                          #   tokenizer mode drops [ARGS] from the text
+             | ws NAME [ws "[CALL_ID]" ID] ws "[ARGS]" ws args   # v11+: one call per marker
+             | ws NAME ["[CALL_ID]" ID] object            # v11+ as vLLM's Mistral tokenizer mode shows
+                                                          #   it: [ARGS] dropped, the object right after
     args    := a JSON object, or a JSON string holding one, or null
-    NAME    := [A-Za-z0-9_.-]{1,256}
+    NAME    := [A-Za-z0-9_.-]{1,max_name}                 # TOOLCALL_PARSERS_MAX_NAME, 1024 by default
+    ID      := (any character but "[" and "{"){0,max_name}
 
 There is no closing token: a call ends where its JSON value ends (string-aware, so `[TOOL_CALLS]` or
-`]` inside an argument changes nothing), and what follows is content.
+`]` inside an argument changes nothing), and what follows is content. A call that breaks is text up
+to where it broke (a name or id: up to its first character past max_name; a call the core refuses,
+past TOOLCALL_PARSERS_MAX_CALLS or to an undeclared tool: up to its arguments), and reading goes on
+right there, so a later call still counts. Where it broke just after a `[`, that `[` is read again
+as text, since it may begin the next marker (`[TOOL_CALLS][TOOL_CALLS]f[ARGS]{}` is the text
+`[TOOL_CALLS]`, then a call).
 
-Where the tokenizer has `[TOOL_CALLS]` as one special token, the engine can say how many of those
-tokens each piece of text carried (`feed(text, marker_tokens=n)`); then only that many markers count
-and a `[TOOL_CALLS]` written out in prose is text.
+Where the tokenizer has `[TOOL_CALLS]` as one special token, the engine can say where in each piece of
+text such a token was generated (`feed(text, marker_offsets=[..])`); then only a marker at one of those
+positions counts, and a `[TOOL_CALLS]` written out in prose is text, in the same piece or not.
 
 Ids are nine letters and digits, as Mistral's templates require; a model-written `[CALL_ID]` that fits
-and is not used yet in the response is kept.
+(trimmed) and is not used yet in the response is kept. Ids stay unique in the response: an id
+factory whose id is taken is asked a few times more, then random ids of our own are used.
 """
 
 from __future__ import annotations
@@ -27,23 +36,29 @@ from __future__ import annotations
 import re
 import secrets
 import string
+from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 from ..core.events import Event
 from ..core.ids import IdFactory
 from ..core.json_calls import ArgumentsReader, JsonCallReader
 from ..core.json_lexer import JsonSyntaxError
-from ..core.outside import OutsideCalls
+from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
 
 MARKER, CALL_ID, ARGS = "[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"
-MAX_NAME = 256
-_NAME_END = re.compile(r"[^A-Za-z0-9_.\-]")
-_ID_END = re.compile(r"[\[{]")
+THINK_MARKERS = (("[THINK]", "[/THINK]"), ("<think>", "</think>"))
+"""Reasoning blocks: Mistral's tokens, and Magistral-Small-2506's plain-text tags."""
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
+_ID_CHARS = re.compile(r"[^\[{]*")
+_WS = re.compile(r"[ \t\r\n]*")
 _VALID_ID = re.compile(r"[A-Za-z0-9]{9}")
 _ALNUM = string.ascii_letters + string.digits
+_FACTORY_TRIES = 3  # asks of the id factory for a free id before ids of our own are used
+_RANDOM_TRIES = 8  # random ids tried before counting down to a free one (62**9 ids: never in practice)
 
-_TEXT, _HEAD, _NAME, _ID, _ARGS_OPEN, _ARGS, _JSON = range(7)
+_TEXT, _BRACKET, _HEAD, _NAME, _TAGS, _ID, _ARGS, _JSON = range(8)
 
 
 def mistral_call_id(name: str, index: int) -> str:
@@ -61,187 +76,262 @@ class MistralJsonStream(FormatStream):
         tools: Any = None,
         id_factory: IdFactory | None = None,
         *,
-        think_markers: tuple[str, str] | None = ("[THINK]", "[/THINK]"),
+        think_markers: ThinkMarkers = THINK_MARKERS,
         marker_is_token: bool = False,
     ) -> None:
         super().__init__(tools, id_factory or mistral_call_id)
         self._outside = OutsideCalls(self._text, [MARKER], think_markers)
+        pairs = [] if not think_markers else [think_markers] if isinstance(think_markers[0], str) else think_markers
+        self._longest_marker = max(len(m) for m in (MARKER, *(m for pair in pairs for m in pair)))
         self._marker_is_token = marker_is_token
-        self._marker_credits = 0  # [TOOL_CALLS] tokens seen but not matched to a marker yet
+        self._marker_tokens: deque[int] = deque()  # response offsets of generated [TOOL_CALLS] tokens
+        self._fed = 0  # characters fed so far
+        self._text_start = 0  # response offset of the text being read (what was held, then the new piece)
         self._state = _TEXT
         self._raw: list[str] = []  # the current call's text, returned as text if it breaks
-        self._name = ""
-        self._model_id = ""
+        self._name: list[str] = []
+        self._model_id: list[str] | None = None  # what followed [CALL_ID], None before one
+        self._run_len = 0  # characters of the name, or of the id, read so far
         self._ids_used: set[str] = set()
         self._reader: JsonCallReader | None = None
         self._args: ArgumentsReader | None = None
         self._index = -1
         self._readers = {
             _TEXT: self._scan_text,
+            _BRACKET: self._scan_bracket,
             _HEAD: self._scan_head,
             _NAME: self._scan_name,
+            _TAGS: self._scan_tags,
             _ID: self._scan_id,
-            _ARGS_OPEN: self._scan_args_open,
             _ARGS: self._scan_args,
             _JSON: self._scan_json,
         }
 
-    def feed(self, text: str, marker_tokens: int = 0) -> list[Event]:
-        """As `FormatStream.feed`; `marker_tokens` is how many `[TOOL_CALLS]` special tokens
-        produced this text (used when the stream was made with `marker_is_token=True`)."""
-        self._marker_credits += marker_tokens
+    def feed(self, text: str, marker_offsets: Iterable[int] = ()) -> list[Event]:
+        """As `FormatStream.feed`; `marker_offsets` are where in `text` the `[TOOL_CALLS]` special
+        tokens that produced it begin (used when the stream was made with `marker_is_token=True`)."""
+        if isinstance(text, str):  # anything else: the base class raises the TypeError
+            if self._marker_is_token:
+                self._marker_tokens.extend(sorted(self._fed + offset for offset in marker_offsets))
+            self._text_start = self._fed - len(self._buf)
+            self._fed += len(text)
         return super().feed(text)
 
-    def _recover(self, err: NotACall, text: str) -> str:
-        self._reject(str(err), "".join(self._raw))
-        return self._after_calls(err.rest if err.rest is not None else "")
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
+        """The call broke: its text up to the break is text, and reading goes on there. A `[` the
+        break came right after is read again, as it may begin a marker."""
+        span = "".join(self._raw)
+        bracket = span.endswith("[")
+        self._reject(str(err), span[:-1] if bracket else span)
+        self._reset(_BRACKET if bracket else _TEXT)
+        return pos if err.pos is None else err.pos
 
     # -- outside calls ---------------------------------------------------------------------------
 
-    def _scan_text(self, text: str) -> str:
-        m, rest = self._outside.scan(text)
-        if m is None:
-            return ""
-        if self._marker_is_token:
-            if self._marker_credits == 0:
-                self._text(m.group())  # typed out in prose, not the special token
-                return rest
-            self._marker_credits -= 1
-        self._raw = [m.group()]
-        self._state = _HEAD
-        return rest
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        m, at = self._outside.read(text, pos)
+        if m is not None:
+            self._open(m.start())
+        return at
 
-    def _scan_head(self, text: str) -> str:
+    def _scan_bracket(self, text: str, pos: int) -> int | None:
+        """Text again from the `[` just before `pos`, which a broken call had consumed: read a
+        window as long as the longest marker, so that one starting at that `[` is found."""
+        window = "[" + text[pos : pos + self._longest_marker - 1]
+        m, at = self._outside.read(window, 0)
+        if at is None:
+            return None  # the window is a partial marker that the text's end cut short
+        self._state = _TEXT
+        if m is not None:
+            self._open(pos - 1 + m.start())
+        return pos - 1 + at
+
+    def _open(self, start: int) -> None:
+        """A `[TOOL_CALLS]` at `start` in the text being read starts a call, unless the engine
+        says which markers were generated tokens and this one was not (then it is text)."""
+        if self._marker_is_token and not self._generated_at(self._text_start + start):
+            self._text(MARKER)
+            return
+        self._raw = [MARKER]
+        self._state = _HEAD
+
+    def _generated_at(self, offset: int) -> bool:
+        """Whether a [TOOL_CALLS] token was generated at this response offset."""
+        tokens = self._marker_tokens
+        while tokens and tokens[0] < offset:
+            tokens.popleft()  # a token inside a call's JSON, or in reasoning: not a marker here
+        if tokens and tokens[0] == offset:
+            tokens.popleft()
+            return True
+        return False
+
+    def _scan_head(self, text: str, pos: int) -> int | None:
         """Right after the marker: a JSON array or object (v2-v7), or a name (v11+)."""
-        body = text.lstrip()
-        self._raw.append(text[: len(text) - len(body)])
-        if not body:
-            return ""
-        if body[0] in "[{":
-            self._reader = JsonCallReader(self._start_call, self._call_args, self._end_call, "".join(self._raw))
+        body = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if body > pos:
+            self._raw.append(text[pos:body])
+            return body
+        if text[pos] in "[{":
+            prefix = "".join(self._raw)
             self._raw = []
+            self._reader = JsonCallReader(self._start_call, self._call_args, self._end_call, self.limits, prefix)
             self._state = _JSON
-        else:
-            self._name = ""
-            self._model_id = ""
-            self._state = _NAME
-        return body
+            return pos
+        if _NAME_CHARS.match(text, pos, pos + 1).end() == pos:  # type: ignore[union-attr]
+            raise NotACall("no tool name or JSON after the marker", pos)
+        self._name, self._model_id, self._run_len = [], None, 0
+        self._state = _NAME
+        return pos
 
     # -- v2-v7: JSON ------------------------------------------------------------------------------
 
-    def _scan_json(self, text: str) -> str:
+    def _scan_json(self, text: str, pos: int) -> int | None:
         assert self._reader is not None
         try:
-            end = self._reader.feed(text)
+            stop, done = self._reader.feed(text, pos)
         except JsonSyntaxError as err:
             self._raw = self._reader.unfinished
-            raise NotACall(f"not a valid call ({err})", text[err.pos :]) from None
-        return "" if end < 0 else self._after_calls(text[end:])
+            self._reader = None
+            raise NotACall(f"not a valid call ({err})", err.pos) from None
+        if not done:
+            return stop if stop > pos else None
+        self._reset(_TEXT)
+        return stop
 
     # -- v11+: name [CALL_ID] id [ARGS] args ------------------------------------------------------
 
-    def _scan_name(self, text: str) -> str:
-        m = _NAME_END.search(text)
-        if m is None:
-            self._take_name(text)
-            return ""
-        self._take_name(text[: m.start()])
-        rest = text[m.start() :]
-        if not self._name:
-            raise NotACall("no tool name after the marker", rest)
-        if rest.startswith(CALL_ID):
+    def _scan_name(self, text: str, pos: int) -> int | None:
+        end = self._take(_NAME_CHARS, text, pos, self._name, "the tool name")
+        if end == len(text):
+            return end
+        if text[end] == "{":  # [ARGS] dropped
+            self._announce(end)
+        else:
+            self._state = _TAGS
+        return end
+
+    def _scan_tags(self, text: str, pos: int) -> int | None:
+        """After the name (or the id): whitespace, then `[CALL_ID]` (once) or `[ARGS]`."""
+        gap = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if gap > pos:
+            self._raw.append(text[pos:gap])
+            return gap
+        if self._model_id is None and text.startswith(CALL_ID, pos):
             self._raw.append(CALL_ID)
+            self._model_id, self._run_len = [], 0
             self._state = _ID
-            return rest[len(CALL_ID) :]
-        if rest.startswith(ARGS) or rest[0] in "{":
-            self._state = _ARGS_OPEN
-            return rest
-        if CALL_ID.startswith(rest) or ARGS.startswith(rest):
-            self._buf = rest
-            return ""
-        raise NotACall("the tool name is not followed by [ARGS] or arguments", rest)
-
-    def _take_name(self, part: str) -> None:
-        self._raw.append(part)
-        self._name += part
-        if len(self._name) > MAX_NAME:
-            raise NotACall("the tool name is too long")
-
-    def _scan_id(self, text: str) -> str:
-        m = _ID_END.search(text)
-        part = text if m is None else text[: m.start()]
-        self._model_id += part
-        self._raw.append(part)
-        if len(self._model_id) > MAX_NAME:
-            raise NotACall("the call id is too long")
-        if m is None:
-            return ""
-        self._state = _ARGS_OPEN
-        return text[m.start() :]
-
-    def _scan_args_open(self, text: str) -> str:
-        """Start the call: [ARGS] (or the JSON itself, when the tokenizer dropped [ARGS])."""
-        if text.startswith(ARGS):
+            return pos + len(CALL_ID)
+        if text.startswith(ARGS, pos):
             self._raw.append(ARGS)
-            text = text[len(ARGS) :]
-        elif text[0] != "{":
-            if ARGS.startswith(text):
-                self._buf = text
-                return ""
-            raise NotACall("no [ARGS] after the call id", text)
-        self._index = self._start_call(self._name, self._pick_id())
-        self._args = ArgumentsReader(self._send)
-        self._state = _ARGS
-        return text
+            self._announce(pos + len(ARGS))
+            return pos + len(ARGS)
+        rest = text[pos : pos + len(CALL_ID)]
+        if len(rest) < len(CALL_ID) and (CALL_ID.startswith(rest) or ARGS.startswith(rest)):
+            return None  # a tag still arriving
+        raise NotACall("the tool name is not followed by [ARGS] or arguments", pos)
 
-    def _pick_id(self) -> str | None:
-        model_id = self._model_id.strip()
-        if _VALID_ID.fullmatch(model_id) and model_id not in self._ids_used:
-            self._ids_used.add(model_id)
-            return model_id
-        return None
+    def _scan_id(self, text: str, pos: int) -> int | None:
+        assert self._model_id is not None
+        end = self._take(_ID_CHARS, text, pos, self._model_id, "the call id")
+        if end == len(text):
+            return end
+        if text[end] == "{":  # [ARGS] dropped
+            self._announce(end)
+        else:
+            self._state = _TAGS
+        return end
+
+    def _take(self, chars: re.Pattern[str], text: str, pos: int, parts: list[str], what: str) -> int:
+        """Consume the run of `chars` at `pos` into `parts` (and the call's text); return where it
+        ends. Past `max_name` characters in all, NotACall at the first one too many: a position
+        that does not depend on how the text was split."""
+        room = self.limits.max_name - self._run_len
+        end = chars.match(text, pos, pos + room + 1).end()  # type: ignore[union-attr]
+        too_long = end - pos > room
+        if too_long:
+            end = pos + room
+        parts.append(text[pos:end])
+        self._raw.append(text[pos:end])
+        self._run_len += end - pos
+        if too_long:
+            raise NotACall(f"{what} is too long (TOOLCALL_PARSERS_MAX_NAME)", end)
+        return end
+
+    def _announce(self, at: int) -> None:
+        """Start the call whose arguments begin at `at`. A refused call (see `_start_call`) is text
+        up to there."""
+        kept_id = self._kept_id()
+        try:
+            self._index = self._start_call("".join(self._name), kept_id)
+        except NotACall as err:
+            raise NotACall(str(err), at) from None
+        if kept_id is not None:
+            self._ids_used.add(kept_id)
+        self._args = ArgumentsReader(self._send, self.limits)
+        self._state = _ARGS
+
+    def _kept_id(self) -> str | None:
+        """The model's `[CALL_ID]`, trimmed, when it fits Mistral's ids and is not used yet."""
+        model_id = "".join(self._model_id or ()).strip()
+        return model_id if _VALID_ID.fullmatch(model_id) and model_id not in self._ids_used else None
 
     def _send(self, fragment: str) -> None:
         self._call_args(self._index, fragment)
 
-    def _scan_args(self, text: str) -> str:
+    def _scan_args(self, text: str, pos: int) -> int | None:
         assert self._args is not None
-        end = self._args.read(text, self._raw)
-        if end < 0:
-            return ""
+        stop, done = self._args.read(text, pos, self._raw)
+        if not done:
+            return stop if stop > pos else None
         self._end_call(self._index, self._args.arguments)
-        return self._after_calls(text[end:])
+        self._reset(_TEXT)
+        return stop
 
-    def _after_calls(self, rest: str) -> str:
+    def _reset(self, state: int) -> None:
         self._raw = []
         self._reader = None
         self._args = None
-        self._state = _TEXT
-        return rest
+        self._state = state
 
     # -- ids and the end --------------------------------------------------------------------------
 
     def _make_id(self, name: str, index: int) -> str:
-        while (call_id := self._id_factory(name, index)) in self._ids_used:
-            pass
+        """The factory's id, unless it is taken (a model-written id, or a factory that repeats
+        itself): then, after a few more asks, random ids of our own. Bounded: it never hangs."""
+        for _ in range(_FACTORY_TRIES):
+            call_id = self._id_factory(name, index)
+            if call_id not in self._ids_used:
+                break
+        else:
+            call_id = self._free_random_id(name, index)
         self._ids_used.add(call_id)
         return call_id
 
+    def _free_random_id(self, name: str, index: int) -> str:
+        for _ in range(_RANDOM_TRIES):
+            call_id = mistral_call_id(name, index)
+            if call_id not in self._ids_used:
+                return call_id
+        # The random source keeps repeating itself: one of the numbers 0..len(used) is free.
+        number = len(self._ids_used)
+        while (call_id := f"{number:09d}") in self._ids_used:
+            number -= 1
+        return call_id
+
     def _close(self) -> None:
-        if self._state == _ARGS and not self._buf and self._args is not None and self._args.finish():
+        if self._state == _ARGS and self._args is not None and self._args.finish(self._buf):
             self._end_call(self._index, self._args.arguments)  # `null` at the very end
-            self._after_calls("")
-        if self._state == _TEXT:
-            self._text(self._outside.release() + self._buf)
+            self._reset(_TEXT)
+        elif self._state in (_TEXT, _BRACKET):
+            self._text(self._pending_text() + self._buf)
         else:
-            self._reject("the output ended inside a tool call", self._unfinished() + self._buf)
+            self._reject("the output ended inside a tool call", self._pending_text() + self._buf)
         self._buf = ""
 
-    def _unfinished(self) -> str:
-        return "".join(self._reader.unfinished if self._reader is not None else self._raw)
-
     def _pending_text(self) -> str:
-        return self._outside.release() + self._unfinished() + self._buf
+        if self._state == _BRACKET:
+            return "["
+        return "".join(self._reader.unfinished if self._reader is not None else self._raw)
 
 
 def required_constraint(

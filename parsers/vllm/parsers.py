@@ -54,7 +54,7 @@ def _single_token_id(tokenizer: Any, text: str) -> int | None:
 class MistralJsonToolParser(FormatToolParser):
     """`--tool-call-parser mistral_json`: every Mistral generation, told apart by the text. Ids are
     Mistral's nine letters and digits. Where `[TOOL_CALLS]` is one token, a streamed marker counts
-    only when that token was generated. `tool_choice="required"` or a named tool constrain decoding
+    only where that token was generated. `tool_choice="required"` or a named tool constrain decoding
     to `[TOOL_CALLS]name[ARGS]{..}` (tokenizers with `[ARGS]`) or `[TOOL_CALLS][{..}]`."""
 
     format_name = "mistral_json"
@@ -72,7 +72,32 @@ class MistralJsonToolParser(FormatToolParser):
 
     def _feed(self, stream: FormatStream, text: str, delta_token_ids: Sequence[int]) -> list[Event]:
         assert isinstance(stream, MistralJsonStream)
-        return stream.feed(text, marker_tokens=sum(1 for t in delta_token_ids if t == self._marker_id))
+        return stream.feed(text, marker_offsets=self._marker_offsets(text, delta_token_ids))
+
+    def _marker_offsets(self, text: str, delta_token_ids: Sequence[int]) -> list[int]:
+        """Where in `text` the generated `[TOOL_CALLS]` tokens begin. Usually every `[TOOL_CALLS]`
+        in the delta is one. When the delta also holds the marker typed out by ordinary tokens (a
+        long delta: `--stream-interval`, speculative decoding), each run of ordinary tokens before
+        a marker token is decoded to count the typed markers in it, which places each marker token
+        among the occurrences. Runs are decoded whole: one token alone may decode to part of a
+        character, and then to the wrong length."""
+        tokens = sum(1 for t in delta_token_ids if t == self._marker_id)
+        if not tokens:
+            return []
+        found, at = [], text.find(MARKER)
+        while at >= 0:
+            found.append(at)
+            at = text.find(MARKER, at + len(MARKER))
+        if len(found) <= tokens:
+            return found
+        ordinals, typed, run_start = [], 0, 0
+        for i, token in enumerate(delta_token_ids):
+            if token == self._marker_id:
+                if i > run_start:
+                    typed += self.model_tokenizer.decode(list(delta_token_ids[run_start:i])).count(MARKER)
+                ordinals.append(typed + len(ordinals))
+                run_start = i + 1
+        return [found[n] for n in ordinals if n < len(found)]
 
     def _required_constraint(
         self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
