@@ -1,24 +1,35 @@
-"""`tagged`: our own compact format, one call per line inside `<TOOL_CALLS>` .. `</TOOL_CALLS>`.
+"""`tagged`: our own compact format, one call per line after `<TOOL_CALLS>`.
 
 Grammar, as this machine reads it::
 
     output := (text | think | block)*
     think  := "<think>" text "</think>"             # everything inside is text, never a call
     block  := START ws (line ws)* [END]              # END is optional: the end of the output ends it
-    line   := NAME " " args                          # the call ends where its JSON value ends
-    args   := a JSON object (a JSON string holding one, or null, are read too)
-    NAME   := [A-Za-z0-9_.-]{1,256}
+    line   := NAME gap args                          # the line ends where its JSON value ends
+    gap    := [ \t]+
+    args   := a JSON object | a JSON string holding one | null
+    NAME   := [A-Za-z0-9_.-]{1,max_name}            # TOOLCALL_PARSERS_MAX_NAME, 1024 by default
+    ws     := [ \t\r\n]*
 
 START and END are `<TOOL_CALLS>` and `</TOOL_CALLS>` unless given. A `</TOOL_CALLS>` or a newline
 inside a JSON string changes nothing. A malformed line is text up to its end, and the other lines
-still count; a line cut off by the end of the output is text.
+still count; a line cut off by the end of the output is text. After a call, a line that does not
+start with a name character ends the block (END is missing) and is content.
 
-Streaming: the name is sent as soon as the space after it arrives, then the arguments as written.
+Streaming: a call starts only once its arguments are sure to be a JSON object: at an object's first
+key or its closing brace (`{"` or `{}`, whitespace between), and when a JSON string holding an
+object, or `null`, is complete. So a line of prose after a block (`I now know.`, `Use {braces}`,
+`He said "hi"`) never announces a call, however it is split into deltas.
+
+Nothing unbounded is held back between deltas: whitespace runs and names are consumed as they come
+(a name longer than TOOLCALL_PARSERS_MAX_NAME breaks its line where the limit is passed); only a
+partial END, or an unfinished escape or number of the arguments, waits for more text.
 """
 
 from __future__ import annotations
 
 import re
+import string
 from typing import Any
 
 from ..core.ids import IdFactory
@@ -27,10 +38,13 @@ from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream, NotACall
 
-MAX_NAME = 256
-_NAME_END = re.compile(r"[^A-Za-z0-9_.\-]")
+_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
+_GAP_RUN = re.compile(r"[ \t]*")
+_WS = re.compile(r"[ \t\r\n]*")
+_ARGS_FIRST = '{"n'  # an object, a JSON string holding one, or null
 
-_TEXT, _LINE, _NAME, _ARGS_OPEN, _ARGS, _SKIP = range(6)
+_TEXT, _LINE, _NAME, _GAP, _ARGS, _SKIP = range(6)
 
 
 class TaggedStream(FormatStream):
@@ -52,132 +66,155 @@ class TaggedStream(FormatStream):
         self._outside = OutsideCalls(self._text, [start_marker], think_markers)
         self._line_end = MarkerScanner(["\n", end_marker])
         self._state = _TEXT
-        self._raw: list[str] = []  # the block's markup before its first line, or the current line
-        self._block_calls = 0
-        self._name = ""
-        self._index = -1
-        self._args: ArgumentsReader | None = None
+        self._block_calls = 0  # calls finished in the current block
+        self._reset_line()
         self._readers = {
             _TEXT: self._scan_text,
             _LINE: self._scan_line,
             _NAME: self._scan_name,
-            _ARGS_OPEN: self._scan_args_open,
+            _GAP: self._scan_gap,
             _ARGS: self._scan_args,
             _SKIP: self._scan_skip,
         }
 
-    def _scan_text(self, text: str) -> str:
-        m, rest = self._outside.scan(text)
+    def _reset_line(self) -> None:
+        self._raw: list[str] = []  # the block's markup before its first line, or the current line
+        self._name: list[str] = []
+        self._name_len = 0
+        self._index = -1  # the line's call, once it started
+        self._args: ArgumentsReader | None = None
+        self._early_args: list[str] = []  # arguments read before the call is sure: "{" and whitespace
+
+    # -- states ---------------------------------------------------------------------------------
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        m, at = self._outside.read(text, pos)
         if m is not None:
             self._raw = [m.group()]
             self._block_calls = 0
             self._state = _LINE
-        return rest
+        return at
 
-    def _scan_line(self, text: str) -> str:
-        """Between lines: whitespace, then a name, END, or (after complete lines) text."""
-        body = text.lstrip()
-        self._raw.append(text[: len(text) - len(body)])
-        if not body:
-            return ""
-        if body.startswith(self._end_marker):
+    def _scan_line(self, text: str, pos: int) -> int | None:
+        """Between lines: whitespace (consumed, never held), then a name, END, or, after a call,
+        text (END is missing; the finished lines stand)."""
+        ws_end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if ws_end > pos:
+            self._raw.append(text[pos:ws_end])
+            return ws_end
+        if text.startswith(self._end_marker, pos):
             self._end_block()
-            return body[len(self._end_marker) :]
-        if self._end_marker.startswith(body):
-            self._buf = body
-            return ""
-        if _NAME_END.match(body):
-            if self._block_calls == 0:
-                raise NotACall("no call line after the start marker", body)
-            self._raw = []  # END is missing; the finished lines stand
-            self._state = _TEXT
-            return body
-        self._name = ""
-        self._state = _NAME
-        return body
+            return pos + len(self._end_marker)
+        if self._end_marker.startswith(text[pos : pos + len(self._end_marker)]):
+            return None  # a partial END
+        if text[pos] in _NAME_CHARS:
+            self._state = _NAME
+            return pos
+        if self._block_calls == 0:
+            raise NotACall("no call line after the start marker")
+        self._raw = []  # whitespace next to the finished calls
+        self._state = _TEXT
+        return pos
 
-    def _scan_name(self, text: str) -> str:
-        m = _NAME_END.search(text)
-        part = text if m is None else text[: m.start()]
-        self._raw.append(part)
-        self._name += part
-        if len(self._name) > MAX_NAME:
-            raise NotACall("the tool name is too long", "")
-        if m is None:
-            return ""
-        rest = text[m.start() :]
-        if rest[0] != " ":
-            raise NotACall("the tool name is not followed by a space", rest)
-        self._raw.append(" ")
-        self._state = _ARGS_OPEN
-        return rest[1:]
+    def _scan_name(self, text: str, pos: int) -> int | None:
+        """The name, consumed as it comes; past `max_name` characters the line is broken right
+        there, at a position the text fixes, so no chunking changes what follows."""
+        room = self.limits.max_name - self._name_len
+        end = _NAME_RUN.match(text, pos, pos + room + 1).end()  # type: ignore[union-attr]
+        self._raw.append(text[pos:end])
+        self._name.append(text[pos:end])
+        self._name_len += end - pos
+        if self._name_len > self.limits.max_name:
+            raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", end)
+        if end == len(text):
+            return end
+        if text[end] not in " \t":
+            raise NotACall("the tool name is not followed by a space", end)
+        self._state = _GAP
+        return end
 
-    def _scan_args_open(self, text: str) -> str:
-        """The call starts only when its arguments do, so prose after a block is not taken for one."""
-        if text[0] not in '{"n':
-            raise NotACall("no JSON arguments after the name", text)
-        self._index = self._start_call(self._name)
-        self._args = ArgumentsReader(self._send)
+    def _scan_gap(self, text: str, pos: int) -> int | None:
+        """Spaces and tabs between the name and its arguments (consumed), then where they start."""
+        gap_end = _GAP_RUN.match(text, pos).end()  # type: ignore[union-attr]
+        if gap_end > pos:
+            self._raw.append(text[pos:gap_end])
+            return gap_end
+        if text[pos] not in _ARGS_FIRST:
+            raise NotACall("no JSON arguments after the name", pos)
+        self._args = ArgumentsReader(self._send_args, self.limits)
         self._state = _ARGS
-        return text
+        return pos
 
-    def _send(self, fragment: str) -> None:
-        self._call_args(self._index, fragment)
-
-    def _scan_args(self, text: str) -> str:
+    def _scan_args(self, text: str, pos: int) -> int | None:
         assert self._args is not None
-        end = self._args.read(text, self._raw)
-        if end < 0:
-            return ""
+        stop, done = self._args.read(text, pos, self._raw)
+        if not done:
+            return stop if stop > pos else None
+        self._end_line()
+        return stop
+
+    def _scan_skip(self, text: str, pos: int) -> int | None:
+        """The rest of a broken line is text; the next line (or END) goes on with the block."""
+        m = self._line_end.search(text, pos)
+        if m is None:
+            cut = self._line_end.releasable(text, pos)
+            self._text(text[pos:cut])
+            return cut if cut > pos else None
+        self._state = _LINE
+        if m.group() == "\n":
+            self._text(text[pos : m.end()])
+            return m.end()
+        self._text(text[pos : m.start()])
+        return m.start()
+
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
+        """A broken line is text up to where it broke, and `_scan_skip` takes the rest of it; a block
+        that broke before its first line is text, and the text reader goes on where it broke."""
+        self._reject(f"not a valid call line ({err})", "".join(self._raw))
+        self._state = _TEXT if self._state == _LINE else _SKIP  # a block without lines is text
+        self._reset_line()
+        return pos if err.pos is None else err.pos
+
+    def _close(self) -> None:
+        if self._state == _ARGS and self._args is not None and self._args.finish(self._buf):
+            self._buf = ""  # `null` at the very end
+            self._end_line()
+        if self._state in (_NAME, _GAP, _ARGS) or (self._state == _LINE and self._block_calls == 0):
+            self._reject("the output ended inside a tool call", "".join(self._raw) + self._buf)
+        else:
+            self._text(self._buf)
+        self._buf = ""
+
+    def _pending_text(self) -> str:
+        return "".join(self._raw)
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _send_args(self, fragment: str) -> None:
+        """Arguments as they become stable. Until they are sure to be an object (more than `{` and
+        whitespace came), they wait here and the call is not announced: see the module docstring."""
+        if self._index >= 0:
+            self._call_args(self._index, fragment)
+            return
+        self._early_args.append(fragment)
+        if fragment == "{" or fragment.isspace():
+            return
+        self._index = self._start_call("".join(self._name))
+        early, self._early_args = "".join(self._early_args), []
+        self._call_args(self._index, early)
+
+    def _end_line(self) -> None:
+        assert self._args is not None
         self._end_call(self._index, self._args.arguments)
         self._block_calls += 1
-        self._raw = []
+        self._reset_line()
         self._state = _LINE
-        return text[end:]
-
-    def _recover(self, err: NotACall, text: str) -> str:
-        self._reject(f"not a valid call line ({err})", "".join(self._raw))
-        self._raw = []
-        self._args = None
-        if self._state == _LINE:  # the block never held a line: it is text
-            self._state = _TEXT
-        else:
-            self._state = _SKIP
-        return err.rest if err.rest is not None else text
-
-    def _scan_skip(self, text: str) -> str:
-        """The rest of a broken line is text; the next line (or END) goes on with the block."""
-        before, m, self._buf = self._line_end.split(text)
-        self._text(before)
-        if m is None:
-            return ""
-        if m.group() == "\n":
-            self._text("\n")
-            self._state = _LINE
-            return text[m.end() :]
-        self._state = _LINE
-        return text[m.start() :]
 
     def _end_block(self) -> None:
         if self._block_calls == 0:
             self._reject("a tool-call block without a call line", "".join(self._raw) + self._end_marker)
         self._raw = []
         self._state = _TEXT
-
-    def _close(self) -> None:
-        if self._state == _ARGS and not self._buf and self._args is not None and self._args.finish():
-            self._end_call(self._index, self._args.arguments)  # `null` at the very end
-            self._block_calls += 1
-            self._raw = []
-            self._state = _LINE
-        if self._state in (_NAME, _ARGS_OPEN, _ARGS) or (self._state == _LINE and self._block_calls == 0):
-            self._reject("the output ended inside a tool call", "".join(self._raw) + self._buf)
-        else:
-            self._text(self._outside.release() + self._buf)
-        self._buf = ""
-
-    def _pending_text(self) -> str:
-        return self._outside.release() + "".join(self._raw) + self._buf
 
 
 def required_constraint(
