@@ -77,3 +77,28 @@ def summary(result: ParseResult) -> dict[str, Any]:
         "content": result.content,
         "calls": [{"name": c.name, "arguments": c.arguments} for c in result.calls],
     }
+
+
+def spy_on_readers(stream: Any) -> set[int]:
+    """Record the identity of the text every reader step of `stream` is given. One feed must give
+    every step the same text object (issue 10: a position moves over one buffer, nothing is copied);
+    the returned set, filled as the stream is fed, then holds one id per feed."""
+    seen: set[int] = set()
+    for state, reader in list(stream._readers.items()):
+
+        def spy(text: str, pos: int, reader: Callable[[str, int], int | None] = reader) -> int | None:
+            seen.add(id(text))
+            return reader(text, pos)
+
+        stream._readers[state] = spy
+    return seen
+
+
+def assert_one_call_with_escaped_surrogate(fmt: str, text: str, tools: Any = None) -> None:
+    """Issue 9 defect 9: whole and char by char, the one call's arguments_json holds the lone
+    surrogate as the escape `\\ud800`, encodes as UTF-8 and decodes to its arguments."""
+    for chunks in ([text], list(text)):
+        (call,) = build_result(run_chunks(fmt, chunks, tools)).calls
+        assert "\\ud800" in call.arguments_json
+        call.arguments_json.encode("utf-8")
+        assert json.loads(call.arguments_json) == call.arguments

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
 import pytest
-from helpers import counter_ids, result_of, run_chunks
+from helpers import assert_one_call_with_escaped_surrogate, counter_ids, result_of, run_chunks, spy_on_readers
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, parse
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
@@ -151,11 +150,7 @@ def test_an_empty_call_list_is_text():
 )
 def test_lone_surrogates_come_out_escaped(text):
     """Defect 9: arguments_json held a lone surrogate the server could not encode as UTF-8."""
-    for chunks in ([text], list(text)):
-        (call,) = result_of(run_chunks("hermes_json", chunks)).calls
-        assert "\\ud800" in call.arguments_json
-        call.arguments_json.encode("utf-8")
-        assert json.loads(call.arguments_json) == call.arguments
+    assert_one_call_with_escaped_surrogate("hermes_json", text)
 
 
 def test_comma_separated_objects_in_one_block_are_two_calls():
@@ -182,14 +177,7 @@ def test_a_response_of_many_calls_is_read_from_one_buffer(monkeypatch):
     """Defect 6: each block sliced off the rest of the text. Every reader step of one feed must see
     the same text object (a position moves, nothing is copied)."""
     s = stream()
-    seen: set[int] = set()
-    for state, reader in list(s._readers.items()):
-
-        def spy(text, pos, reader=reader):
-            seen.add(id(text))
-            return reader(text, pos)
-
-        s._readers[state] = spy
+    seen = spy_on_readers(s)
     text = '<tool_call>{"name": "f", "arguments": {"i": 1}}</tool_call>\n' * 200
     result = result_of(s.feed(text) + s.close())
     assert len(result.calls) == 200 and len(seen) == 1

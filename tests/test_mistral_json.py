@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import counter_ids, random_chunks, result_of, run_chunks
+from helpers import counter_ids, random_chunks, result_of, run_chunks, spy_on_readers
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, parse
 from toolcall_parsers.formats import mistral_json
 from toolcall_parsers.formats.mistral_json import MARKER, MistralJsonStream, required_constraint
@@ -304,14 +304,7 @@ def test_whitespace_runs_are_consumed_not_held(head):
 def test_a_response_of_many_calls_is_read_from_one_buffer():
     """Every reader step of one feed sees the same text object: a position moves, nothing is copied."""
     s = get_format("mistral_json").stream(None, counter_ids)
-    seen: set[int] = set()
-    for state, reader in list(s._readers.items()):
-
-        def spy(text, pos, reader=reader):
-            seen.add(id(text))
-            return reader(text, pos)
-
-        s._readers[state] = spy
+    seen = spy_on_readers(s)
     text = "".join(f'[TOOL_CALLS]f[ARGS]{{"i": {i}}} [TOOL_CALLS][{{"name": "g"}}]' for i in range(100))
     result = result_of(s.feed(text + "[TOOL_CALLS][TOOL_CALLS]x") + s.close())
     assert len(result.calls) == 200 and len(seen) == 1

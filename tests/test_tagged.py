@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
 import pytest
-from helpers import counter_ids, random_chunks, result_of, run_chunks
+from helpers import (
+    assert_one_call_with_escaped_surrogate,
+    counter_ids,
+    random_chunks,
+    result_of,
+    run_chunks,
+    spy_on_readers,
+)
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, parse
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
@@ -104,11 +110,7 @@ def test_a_broken_object_line_after_a_block_is_text_in_both_paths():
 )
 def test_lone_surrogates_come_out_escaped(text):
     """Defect 9: arguments_json held a lone surrogate the server could not encode as UTF-8."""
-    for chunks in ([text], list(text)):
-        (call,) = result_of(run_chunks("tagged", chunks)).calls
-        assert "\\ud800" in call.arguments_json
-        call.arguments_json.encode("utf-8")
-        assert json.loads(call.arguments_json) == call.arguments
+    assert_one_call_with_escaped_surrogate("tagged", text)
 
 
 def test_any_spaces_and_tabs_between_name_and_arguments():
@@ -156,14 +158,7 @@ def test_a_refused_call_is_text_and_the_block_goes_on(monkeypatch):
 def test_a_response_of_many_lines_is_read_from_one_buffer():
     """Every reader step of one feed sees the same text object: a position moves, nothing is copied."""
     s = stream()
-    seen: set[int] = set()
-    for state, reader in list(s._readers.items()):
-
-        def spy(text, pos, reader=reader):
-            seen.add(id(text))
-            return reader(text, pos)
-
-        s._readers[state] = spy
+    seen = spy_on_readers(s)
     text = "<TOOL_CALLS>\n" + "".join(f'get_weather {{"i": {i}}}\nf {{x}}\n' for i in range(200))
     result = result_of(s.feed(text) + s.close())
     assert len(result.calls) == 200 and len(seen) == 1
