@@ -11,16 +11,34 @@ vLLM hands the accumulated text; `floor_calls` returns each delta as the argumen
 the least any parser that streams arguments pays in vLLM. Ratios are against `floor`.
 
     python scripts/bench.py [--sizes 1024,4096,16384,65536] [--repeat 3]
+
+`--hostile` measures linear cost instead (DESIGN.md invariants 5 and 8): per format, the hostile
+outputs of `hostile_inputs.py` at two sizes, as CPU microseconds per character and their ratio
+(1.00 = linear), for our `parse()`, our streaming with 64- and 1-character deltas, and vLLM's
+built-in parser(s) for the family (non-streaming `parse`, and `parse_delta` with deltas of 64+
+characters cut between tokens), plus the log lines each run writes. Every run has a budget: a size
+whose time, extrapolated from smaller runs, would exceed it is reported as "too slow" with that
+projection; runs happen in worker processes that are killed on a hang.
+
+    python scripts/bench.py --hostile [--hostile-sizes 50000,500000] [--formats hermes_json,...]
+    python scripts/bench.py --hostile --hostile-sizes 100000,10000000 --no-builtins
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
+import math
+import multiprocessing
+import os
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -152,29 +170,39 @@ def register_floors() -> None:
     ToolParserManager.register_module("floor_calls", module=PassThroughAsArguments)
 
 
-def run_once(parser_cls: Any, tokenizer: Any, request: Any, deltas: list[tuple[str, list[int]]]) -> tuple[float, str]:
+def run_once(
+    parser_cls: Any,
+    tokenizer: Any,
+    request: Any,
+    deltas: list[tuple[str, list[int]]],
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[float, str]:
     parser = parser_cls(tokenizer, request.tools, model_config=None)
     arguments = []
     last = len(deltas) - 1
-    start = time.perf_counter()
+    start = clock()
     for i, (text, ids) in enumerate(deltas):
         message = parser.parse_delta(text, ids, request, prompt_token_ids=[1], finished=i == last)
         if message is not None:
             for call in message.tool_calls:
                 arguments.append(call.function.arguments or "")
-    return time.perf_counter() - start, "".join(arguments)
+    return clock() - start, "".join(arguments)
 
 
-def main() -> None:
-    cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    cli.add_argument("--sizes", default="1024,4096,16384,65536")
-    cli.add_argument("--repeat", type=int, default=3)
-    cli.add_argument("--workloads", default=",".join(WORKLOADS))
-    cli.add_argument("--budget", type=float, default=120, help="seconds one run of a parser may take")
-    args = cli.parse_args()
+def workload_tokenizer(workload: Workload) -> Any:
+    """SmolLM2's tokenizer with the format's markers added as single tokens (special where the model's are)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(ensure_model())
+    tokenizer.add_tokens(list(workload.tokens))
+    tokenizer.add_special_tokens({"additional_special_tokens": list(workload.special)})
+    return tokenizer
+
+
+def run_workloads(args: argparse.Namespace) -> None:
+    """The per-delta tables: each parser on one long valid call, in vLLM's stack, against the floors."""
     sizes = [int(s) for s in args.sizes.split(",")]
 
-    from transformers import AutoTokenizer
     from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.parser.parser_manager import ParserManager
     from vllm.plugins import load_general_plugins
@@ -188,9 +216,7 @@ def main() -> None:
     for workload_name in args.workloads.split(","):
         workload = WORKLOADS[workload_name]
         fmt = workload.ours
-        tokenizer = AutoTokenizer.from_pretrained(ensure_model())
-        tokenizer.add_tokens(list(workload.tokens))
-        tokenizer.add_special_tokens({"additional_special_tokens": list(workload.special)})
+        tokenizer = workload_tokenizer(workload)
         names = [*FLOORS, fmt, *workload.builtins]
         classes = {
             n: ParserManager.get_parser(tool_parser_name=n, enable_auto_tools=True, tokenizer=tokenizer) for n in names
@@ -228,6 +254,395 @@ def print_table(title: str, fmt: str, names: list[str], sizes: list[int], rows: 
     for other in names[len(FLOORS) + 1 :]:
         speedups = ", ".join(f"{s // 1024}K {rows[other][s] / rows[fmt][s]:.1f}x" for s in sizes if s in rows[other])
         print(f"\n{fmt} is faster than {other} by: {speedups}")
+
+
+# -- hostile inputs: cost per character at two sizes ------------------------------------------------
+
+BUILTINS: dict[str, tuple[str, ...]] = {
+    "hermes_json": ("hermes",),
+    "minimax_xml": ("minimax_m2",),
+    "mistral_json": ("mistral",),
+    "llama_pythonic": ("pythonic", "llama4_pythonic"),
+    "tagged": (),
+}
+"""vLLM's built-in parser(s) for the same family as each of ours."""
+TOKENS_OF = {"hermes_json": "hermes_json", "minimax_xml": "minimax_xml", "mistral_json": "mistral_json_v11"}
+"""Whose markers the built-ins' tokenizer gets (the hostile Mistral inputs are v11: `[ARGS]` is a token)."""
+OURS_MODES = ("parse", "stream64", "stream1")
+BUILTIN_MODES = ("parse", "stream64")
+DELTA = 64
+OURS = "ours"
+CLOCK = time.process_time
+"""Hostile runs are timed in CPU time: machines here are shared, and a busy neighbour must not look
+like a parser's super-linear cost (the budget is CPU time too; only the hang guard is wall time)."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One measurement: `runner` ("ours" or a built-in's name) in `mode` on input `name` at `size` chars."""
+
+    runner: str
+    mode: str
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one size of a ladder gave: a measured time with its log lines, a projection (the size was
+    skipped as too slow), or a failure (timeout, crash, exception)."""
+
+    chars: int
+    seconds: float = 0.0
+    logs: int | None = None
+    projected: bool = False
+    failure: str = ""
+
+
+class LogCounter(logging.Handler):
+    """Counts the records a logger emits, and formats each, as a server's handler would: a hostile
+    output must not flood the log (DESIGN.md invariant 6), and formatting is part of the cost."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+        self.format(record)
+
+
+def char_deltas(text: str, width: int) -> list[str]:
+    return [text[i : i + width] for i in range(0, len(text), width)]
+
+
+def token_aligned_deltas(tokenizer: Any, text: str, width: int) -> list[tuple[str, list[int]]]:
+    """Deltas of at least `width` characters cut between tokens, each with its tokens' ids: what vLLM
+    hands a parser when a delta holds several tokens (`--stream-interval`), so a marker's token id
+    arrives with the marker's text. Rebuilds `text` exactly."""
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    ids, offsets = encoding["input_ids"], encoding["offset_mapping"]
+    deltas: list[tuple[str, list[int]]] = []
+    start, reach, pending = 0, 0, []
+    for i, token in enumerate(ids):
+        pending.append(token)
+        reach = max(reach, offsets[i][1])
+        if i == len(ids) - 1:
+            deltas.append((text[start:], pending))
+        elif reach - start >= width and offsets[i + 1][0] >= reach:
+            deltas.append((text[start:reach], pending))
+            start, pending = reach, []
+    if not ids:
+        deltas.append((text, []))
+    return deltas
+
+
+class HostileRunner:
+    """Runs jobs for one format inside a worker process: ours through the Python API, the built-ins
+    through vLLM's parser stack (`ParserManager.get_parser`, `parse` / `parse_delta`, as `run_once`)."""
+
+    def __init__(self, fmt: str, builtins: bool) -> None:
+        from hostile_inputs import HOSTILE, TOOLS
+
+        self.fmt = fmt
+        self.tools = TOOLS
+        self.inputs = {h.name: h for h in HOSTILE if h.fmt == fmt}
+        self.text_key: tuple[str, int] | None = None
+        self.text = ""
+        self.deltas: list[tuple[str, list[int]]] | None = None
+        self.ours_logs = LogCounter()
+        logging.getLogger("toolcall_parsers").addHandler(self.ours_logs)
+        self.vllm_logs = LogCounter()
+        self.classes: dict[str, Any] = {}
+        if builtins and BUILTINS[fmt]:
+            from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+            from vllm.parser.parser_manager import ParserManager
+
+            logging.getLogger("vllm").addHandler(self.vllm_logs)
+            workload = WORKLOADS[TOKENS_OF.get(fmt, fmt)]
+            self.tokenizer = workload_tokenizer(workload)
+            messages = [{"role": "user", "content": "x"}]
+            self.request = ChatCompletionRequest(messages=messages, model="m", tools=TOOLS)
+            self.classes = {
+                name: ParserManager.get_parser(tool_parser_name=name, enable_auto_tools=True, tokenizer=self.tokenizer)
+                for name in BUILTINS[fmt]
+            }
+
+    def _load(self, job: Job) -> None:
+        """Make the input once per size (only the last is kept: a 10 MB text and its deltas are big)."""
+        if self.text_key != (job.name, job.size):
+            self.text_key = (job.name, job.size)
+            self.text = self.inputs[job.name].make(job.size)
+            self.deltas = None
+        if job.runner != OURS and job.mode == "stream64" and self.deltas is None:
+            self.deltas = token_aligned_deltas(self.tokenizer, self.text, DELTA)
+
+    def measure(self, job: Job) -> Outcome:
+        """The best of up to 3 runs (fewer when one run takes a while), and the first run's log lines."""
+        self._load(job)
+        counter = self.ours_logs if job.runner == OURS else self.vllm_logs
+        before = counter.count
+        times = [self._run(job)]
+        logs = counter.count - before
+        while len(times) < 3 and sum(times) < 0.5:
+            times.append(self._run(job))
+        return Outcome(len(self.text), min(times), logs)
+
+    def _run(self, job: Job) -> float:
+        from toolcall_parsers import get_format, parse
+
+        text = self.text
+        if job.runner == OURS and job.mode == "parse":
+            start = CLOCK()
+            parse(self.fmt, text, self.tools)
+            return CLOCK() - start
+        if job.runner == OURS:
+            chunks = text if job.mode == "stream1" else char_deltas(text, DELTA)
+            stream = get_format(self.fmt).stream(self.tools)
+            start = CLOCK()
+            for chunk in chunks:
+                stream.feed(chunk)
+            stream.close()
+            return CLOCK() - start
+        cls = self.classes[job.runner]
+        if job.mode == "parse":
+            parser = cls(self.tokenizer, self.request.tools, model_config=None)
+            start = CLOCK()
+            parser.parse(text, self.request, enable_auto_tools=True)
+            return CLOCK() - start
+        assert self.deltas is not None
+        return run_once(cls, self.tokenizer, self.request, self.deltas, CLOCK)[0]
+
+
+def _serve(conn: Connection, fmt: str, builtins: bool) -> None:
+    """Worker process: set up once (vLLM's import takes a while), then answer jobs until told to stop.
+    vLLM's log handler writes to stdout, here /dev/null: its records are counted, not shown."""
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+        runner = HostileRunner(fmt, builtins)
+        conn.send("ready")
+        with contextlib.suppress(EOFError):  # the bench went away
+            while (job := conn.recv()) is not None:
+                try:
+                    conn.send(runner.measure(job))
+                except Exception as err:  # a built-in raising on hostile input is a result, not a bench failure
+                    conn.send(Outcome(0, failure=f"error: {type(err).__name__}"))
+
+
+class Worker:
+    """A child process per format, so that a parser that hangs or runs away (or a C-stack crash on
+    deep nesting) costs one cell of the table, not the bench: on a timeout it is killed and replaced."""
+
+    def __init__(self, fmt: str, builtins: bool) -> None:
+        self.fmt, self.builtins = fmt, builtins
+        self.process: multiprocessing.process.BaseProcess | None = None
+        self.conn: Connection | None = None
+
+    def _start(self) -> Connection:
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, self.fmt, self.builtins), daemon=True)
+        self.process.start()
+        child.close()
+        if not parent.poll(600) or parent.recv() != "ready":
+            raise RuntimeError(f"the {self.fmt} worker did not start")
+        self.conn = parent
+        return parent
+
+    def run(self, job: Job, timeout: float) -> Outcome:
+        conn = self.conn or self._start()
+        conn.send(job)
+        try:
+            if conn.poll(timeout):
+                return conn.recv()
+            failure = f"timeout (> {timeout:.0f} s)"
+        except EOFError:
+            failure = "crashed"
+        self.stop(kill=True)
+        return Outcome(job.size, failure=failure)
+
+    def stop(self, kill: bool = False) -> None:
+        if self.process is None:
+            return
+        if kill:
+            self.process.kill()
+        elif self.conn is not None:
+            self.conn.send(None)
+        self.process.join()
+        if self.process.exitcode not in (0, None) and not kill:
+            print(f"# {self.fmt} worker exited with {self.process.exitcode}", file=sys.stderr)
+        self.process, self.conn = None, None
+
+
+def project(points: list[tuple[int, float]], size: int) -> float | None:
+    """Seconds a run at `size` would take, extrapolated from the measured (chars, seconds) points with
+    the growth exponent of the last two (clamped to 1..3; 2 from a single point, the usual quadratic)."""
+    if not points:
+        return None
+    chars, seconds = points[-1]
+    exponent = 2.0
+    if len(points) > 1 and points[-2][1] > 0 and seconds > 0:
+        (c0, s0), (c1, s1) = points[-2:]
+        exponent = min(3.0, max(1.0, math.log(s1 / s0) / math.log(c1 / c0)))
+    return seconds * (size / chars) ** exponent
+
+
+def ladder(worker: Worker, runner: str, mode: str, name: str, sizes: list[int], budget: float) -> dict[int, Outcome]:
+    """Measure at each size, smallest first, after two pilot sizes (1/16 and 1/4 of the first) that
+    tell how fast the cost grows; a size whose projected time exceeds `budget` is not run."""
+    outcomes: dict[int, Outcome] = {}
+    points: list[tuple[int, float]] = []
+    for size in [sizes[0] // 16, sizes[0] // 4, *sizes]:
+        projected = project(points, size)
+        if projected is not None and projected > budget:
+            outcomes[size] = Outcome(size, projected, projected=True)
+            continue
+        outcome = worker.run(Job(runner, mode, name, size), timeout=6 * budget + 120)
+        outcomes[size] = outcome
+        if outcome.failure:
+            for larger in sizes:
+                outcomes.setdefault(larger, Outcome(larger, failure=f"{outcome.failure} at {size_label(size)}"))
+            break
+        points.append((outcome.chars, outcome.seconds))
+        label = f"{runner} {mode}"
+        print(f"#   {name} | {label} | {size_label(size)}: {outcome.seconds:.2f} s", file=sys.stderr)
+    return outcomes
+
+
+def size_label(n: int) -> str:
+    for unit, scale in (("M", 1_000_000), ("K", 1_000)):
+        if n >= scale:
+            return f"{n / scale:g}{unit}"
+    return str(n)
+
+
+def cost_cells(outcomes: dict[int, Outcome], small: int, large: int) -> tuple[list[str], float | None, bool]:
+    """Table cells (µs/char at both sizes, growth ratio), the ratio, and whether it is a projection."""
+    cells: list[str] = []
+    per_char: list[float | None] = []
+    projected = False
+    for size in (small, large):
+        outcome = outcomes.get(size)
+        if outcome is None or outcome.failure:
+            cells.append(outcome.failure if outcome else "-")
+            per_char.append(None)
+            continue
+        per_char.append(outcome.seconds / outcome.chars * 1e6)
+        projected = projected or outcome.projected
+        cells.append(f"too slow (~{outcome.seconds:,.0f} s)" if outcome.projected else f"{per_char[-1]:.3g}")
+    ratio = per_char[1] / per_char[0] if per_char[0] and per_char[1] is not None else None
+    cells.append("-" if ratio is None else f"~{ratio:.1f}" if projected else f"{ratio:.2f}")
+    return cells, ratio, projected
+
+
+def log_cells(results: dict[str, dict[int, Outcome]], modes: tuple[str, ...], small: int, large: int) -> str:
+    def count(outcome: Outcome | None) -> str:
+        return "-" if outcome is None or outcome.logs is None else str(outcome.logs)
+
+    return " · ".join(f"{count(results[m].get(small))}/{count(results[m].get(large))}" for m in modes if m in results)
+
+
+Results = dict[tuple[str, str, str, str], dict[int, Outcome]]
+"""(format, input, runner, mode) -> outcome per size."""
+Plan = list[tuple[str, list[str], list[tuple[str, str]]]]
+"""Per format: its input names and the (runner, mode) pairs to measure on each."""
+
+
+def run_ladders(plan: Plan, builtins: bool, args: argparse.Namespace) -> Results:
+    """Every ladder of one side (ours, or the built-ins), format by format, in one worker per format."""
+    sizes = [int(s) for s in args.hostile_sizes.split(",")]
+    results: Results = {}
+    for fmt, names, runners in plan:
+        if not runners:
+            continue
+        worker = Worker(fmt, builtins)
+        for name in names:
+            print(f"# {fmt} | {name}", file=sys.stderr)
+            for runner, mode in runners:
+                results[fmt, name, runner, mode] = ladder(worker, runner, mode, name, sizes, args.hostile_budget)
+        worker.stop()
+    return results
+
+
+def run_hostile(args: argparse.Namespace) -> None:
+    """Per format, every hostile input at two sizes: our parse(), our streaming with 64- and 1-char
+    deltas, and vLLM's built-ins for the family; cost per character, growth, log lines. Ours and the
+    built-ins run side by side, one worker process each (2 cores), unless --serial."""
+    import toolcall_parsers
+    from hostile_inputs import HOSTILE, TOOLS, VALID
+
+    sizes = [int(s) for s in args.hostile_sizes.split(",")]
+    small, large = sizes[0], sizes[-1]
+    print(f"# toolcall_parsers from {Path(toolcall_parsers.__file__).parent}", file=sys.stderr)
+    began = time.perf_counter()
+    ours_plan: Plan = []
+    builtin_plan: Plan = []
+    for fmt in args.formats.split(","):
+        names = [h.name for h in HOSTILE if h.fmt == fmt and (not args.only or args.only in h.name)]
+        builtins = () if args.no_builtins else BUILTINS[fmt]
+        ours_plan.append((fmt, names, [(OURS, m) for m in OURS_MODES]))
+        builtin_plan.append((fmt, names, [(b, m) for b in builtins for m in BUILTIN_MODES]))
+    with ThreadPoolExecutor(1 if args.serial else 2) as pool:
+        sides = [pool.submit(run_ladders, ours_plan, False, args), pool.submit(run_ladders, builtin_plan, True, args)]
+        results = {key: value for side in sides for key, value in side.result().items()}
+
+    superlinear: list[str] = []
+    for fmt, names, _ in ours_plan:
+        builtins = () if args.no_builtins else BUILTINS[fmt]
+        if len(toolcall_parsers.parse(fmt, VALID[fmt], TOOLS).calls) != 1:
+            print(f"\nWARNING: our {fmt} does not read a valid call ({VALID[fmt]!r}); it was measured anyway.")
+        rows: list[str] = []
+        for name in names:
+            cells = [name.replace("|", "\\|")]  # markdown: `<|python_tag|>`
+            for runner, mode in [(OURS, m) for m in OURS_MODES] + [(b, m) for b in builtins for m in BUILTIN_MODES]:
+                row_cells, ratio, projected = cost_cells(results[fmt, name, runner, mode], small, large)
+                cells += row_cells
+                if ratio is not None and ratio > 1.5:
+                    who = "ours" if runner == OURS else f"vLLM `{runner}`"
+                    superlinear.append(f"{fmt}, {name}: {who} {mode} {'~' if projected else ''}{ratio:.1f}x")
+            logs = {m: results[fmt, name, OURS, m] for m in OURS_MODES}
+            cells.append(log_cells(logs, OURS_MODES, small, large))
+            for b in builtins:
+                logs = {m: results[fmt, name, b, m] for m in BUILTIN_MODES}
+                cells.append(log_cells(logs, BUILTIN_MODES, small, large))
+            rows.append("| " + " | ".join(cells) + " |")
+        print_hostile_table(fmt, builtins, small, large, rows)
+    print(f"\nSuper-linear (µs/char grows more than 1.5x from {size_label(small)} to {size_label(large)}):\n")
+    print("\n".join(f"- {line}" for line in superlinear) or "- none")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\n(total {time.perf_counter() - began:.0f} s; CPU time per run; load average at the end {load})")
+
+
+def print_hostile_table(fmt: str, builtins: tuple[str, ...], small: int, large: int, rows: list[str]) -> None:
+    a, b = size_label(small), size_label(large)
+    groups = [f"ours {m}" for m in OURS_MODES] + [f"`{n}` {m}" for n in builtins for m in BUILTIN_MODES]
+    header = ["input"] + [f"{g} {s}" for g in groups for s in (a, b, "ratio")]
+    header.append(f"ours log lines (parse · stream64 · stream1; {a}/{b})")
+    header += [f"`{n}` log lines (parse · stream64; {a}/{b})" for n in builtins]
+    print(f"\n{fmt}: µs per character at {a} and {b} chars (ratio 1.00 = linear)\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    print("\n".join(rows))
+
+
+def main() -> None:
+    cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    cli.add_argument("--sizes", default="1024,4096,16384,65536")
+    cli.add_argument("--repeat", type=int, default=3)
+    cli.add_argument("--workloads", default=",".join(WORKLOADS))
+    cli.add_argument("--budget", type=float, default=120, help="seconds one run of a parser may take")
+    hostile = cli.add_argument_group("hostile inputs (--hostile instead of the per-delta tables)")
+    hostile.add_argument("--hostile", action="store_true", help="cost per character on hostile model outputs")
+    hostile.add_argument("--hostile-sizes", default="50000,500000", help="two sizes in characters")
+    hostile.add_argument("--formats", default=",".join(BUILTINS))
+    hostile.add_argument("--only", default="", help="only the inputs whose name contains this")
+    hostile.add_argument("--no-builtins", action="store_true", help="ours only (e.g. for 10 MB sizes)")
+    hostile.add_argument("--hostile-budget", type=float, default=10, help="seconds one hostile run may take")
+    hostile.add_argument("--serial", action="store_true", help="built-ins after ours, not on the other core")
+    args = cli.parse_args()
+    if args.hostile:
+        run_hostile(args)
+    else:
+        run_workloads(args)
 
 
 if __name__ == "__main__":

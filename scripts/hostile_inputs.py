@@ -77,15 +77,28 @@ def _nested(size: int, open_: str, close: str, head: str, tail: str) -> str:
 def binary_noise(size: int) -> str:
     """Random bytes decoded as UTF-8 with errors="replace": U+FFFD, control characters, stray
     brackets and quotes, as from a broken detokenizer or a model emitting garbage."""
-    data = random.Random(size).randbytes(size)
+    data = random.Random(size).randbytes(2 * size)
     return data.decode("utf-8", errors="replace")[:size]
 
+
+VALID: dict[str, str] = {
+    "hermes_json": '<tool_call>{"name": "f", "arguments": {"i": 1}}</tool_call>',
+    "mistral_json": '[TOOL_CALLS]f[ARGS]{"i": 1}',
+    "tagged": '<TOOL_CALLS>\nf {"i": 1}\n</TOOL_CALLS>',
+    "minimax_xml": '<minimax:tool_call><invoke name="f"><parameter name="i">1</parameter></invoke></minimax:tool_call>',
+    "llama_pythonic": "[f(i=1)]",
+}
+"""One valid call per format: the bench checks that the parser it measures still reads it."""
 
 SPACES = " "
 HOSTILE: list[Hostile] = [
     # -- hermes_json --------------------------------------------------------------------------------
     Hostile("hermes_json", "<tool_call> repeated", lambda n: _repeat("<tool_call>", n)),
-    Hostile("hermes_json", '<tool_call>{"name": 1}</tool_call> repeated', lambda n: _repeat('<tool_call>{"name": 1}</tool_call>', n)),
+    Hostile(
+        "hermes_json",
+        '<tool_call>{"name": 1}</tool_call> repeated',
+        lambda n: _repeat('<tool_call>{"name": 1}</tool_call>', n),
+    ),
     Hostile(
         "hermes_json",
         "many valid calls (one per line)",
@@ -130,7 +143,9 @@ HOSTILE: list[Hostile] = [
         "many valid lines",
         lambda n: _lines(lambda i: f'f {{"i": {i}}}\n', n, "<TOOL_CALLS>\n", "</TOOL_CALLS>"),
     ),
-    Hostile("tagged", "deep [[[ in arguments", lambda n: _nested(n, "[", "]", '<TOOL_CALLS>\nf {"a": ', "}\n</TOOL_CALLS>")),
+    Hostile(
+        "tagged", "deep [[[ in arguments", lambda n: _nested(n, "[", "]", '<TOOL_CALLS>\nf {"a": ', "}\n</TOOL_CALLS>")
+    ),
     Hostile(
         "tagged",
         'deep {"a":{"a": in arguments',
