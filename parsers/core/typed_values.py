@@ -26,8 +26,10 @@ Formats such as MiniMax's XML write parameter values as raw text with no quoting
 Streaming: `ValueWriter` sends a string value as soon as the text can no longer be anything but a
 string (at once when the schema says string), JSON-escaped piece by piece; other values are sent
 when complete. The decision looks at the value's first characters only, so a piece costs what it
-holds. Numbers are read by unambiguous patterns, on text no longer than `max_scalar`: no regex here
-backtracks more than linearly.
+holds. Lone surrogates are sent escaped, so the JSON always encodes as UTF-8; the value returned is
+what a client decodes from that JSON (a high and a low surrogate written next to each other are then
+the one character they encode). Numbers are read by unambiguous patterns, on text no longer than
+`max_scalar`: no regex here backtracks more than linearly.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -57,6 +60,7 @@ _GUESS_WINDOW = 64
 """Text is guessed from its first characters only; longer undecided text is a string."""
 _NO_FIT = object()
 _DEFAULT_LIMITS = Limits()
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _type_of(value: Any) -> str:
@@ -72,20 +76,21 @@ def _type_of(value: Any) -> str:
 
 
 def _union_tree(schema: Any) -> list[tuple[dict[str, Any], int]]:
-    """`schema` and the members of its unions, nested ones too, in document order, each with the
-    position in the list of the schema whose union holds it (-1 for `schema` itself). Iterative
-    and bounded; members that are not objects are left out."""
+    """`schema` and the members of its unions, nested ones too, breadth first (a schema before its
+    members, shallower before deeper), each with the position in the list of the schema whose union
+    holds it (-1 for `schema` itself). Iterative and bounded; members that are not objects are left
+    out."""
     tree: list[tuple[dict[str, Any], int]] = []
-    stack: list[tuple[Any, int]] = [(schema, -1)]
-    while stack and len(tree) < _MAX_SUBSCHEMAS:
-        sub, parent = stack.pop()
+    queue: deque[tuple[Any, int]] = deque([(schema, -1)])
+    while queue and len(tree) < _MAX_SUBSCHEMAS:
+        sub, parent = queue.popleft()
         if not isinstance(sub, dict):
             continue
         tree.append((sub, parent))
-        for key in reversed(_UNIONS):  # popped in document order: anyOf members first
+        for key in _UNIONS:
             members = sub.get(key)
             if isinstance(members, (list, tuple)):
-                stack.extend((member, len(tree) - 1) for member in reversed(members))
+                queue.extend((member, len(tree) - 1) for member in members)
     return tree
 
 
@@ -247,6 +252,15 @@ def type_value(text: str, schema: Any, limits: Limits = _DEFAULT_LIMITS) -> Any:
     return text
 
 
+def decoded_string(text: str) -> str:
+    """`text` as a client reads it back from `json_string_body(text)`: the same, except that a lone
+    high surrogate and a lone low one written next to each other come back as the one character
+    they encode (JSON has no way to say they were two)."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return json.loads('"' + json_string_body(text) + '"')
+
+
 def _string_from_start(types: frozenset[str]) -> Callable[[str], bool | None]:
     """For a value's first characters: True once it can only be a string, False if it will surely
     not be streamed as one, None while undecided."""
@@ -303,9 +317,12 @@ class ValueWriter:
         return '"' + json_string_body("".join(self._held))
 
     def finish(self) -> tuple[str, Any]:
-        """The rest of the JSON text, and the value."""
+        """The rest of the JSON text, and the value (as a client decodes the JSON text sent)."""
         text = "".join(self._held)
         if self._streaming:
-            return '"', text
+            return '"', decoded_string(text)
         value = type_value(text, self._schema, self._limits)
-        return json_text(value), value
+        fragment = json_text(value)
+        if "\\ud" in fragment:  # escaped lone surrogates: next to each other they decode as one character
+            value = json.loads(fragment)
+        return fragment, value

@@ -5,65 +5,56 @@ Grammar, as this machine reads it::
     output    := (text | think | block)*
     think     := "<think>" text "</think>"               # everything inside is text, never a call
     block     := START ws (invoke ws)* [END]             # END may be missing after complete invokes
-    invoke    := "<invoke name=" NAME ">" ws (parameter ws)* "</invoke>"
-    parameter := "<parameter name=" NAME ">" VALUE "</parameter>"
-    NAME      := '"' [^"]* '"' | "'" [^']* "'" | [^>]*
+    invoke    := "<invoke name=" ws NAME ">" ws (parameter ws)* "</invoke>"
+    parameter := "<parameter name=" ws NAME ">" VALUE "</parameter>"
+    NAME      := '"' [^"]* '"' ws | "'" [^']* "'" ws | [^<>]*
 
-with START = `<minimax:tool_call>` and END = `</minimax:tool_call>`. VALUE is raw text: the format has
-no escaping. A `</parameter>` ends it only when what follows (after whitespace) is `<parameter`,
-`</invoke>` or the end of the output; otherwise it is part of the value (a file that holds XML).
+with START = `<minimax:tool_call>` and END = `</minimax:tool_call>`; `ws` is any whitespace. A NAME
+is not empty and at most `TOOLCALL_PARSERS_MAX_NAME` characters (a bare one with its trailing spaces).
+VALUE is raw text: the format has no escaping. A `</parameter>` ends it only when what follows (after
+whitespace) is `<parameter`, `</invoke>` or the end of the output; otherwise it is part of the value
+(a file that holds XML).
 
-Values are typed by the request's tool schema (`core.typed_values`). A string value streams as it
-is written; other values are sent when their `</parameter>` arrives; the call's name as soon as its
-invoke tag closes. An invoke that breaks the grammar is text up to its `</invoke>` and the other
-invokes still count; a block that never holds an invoke is text.
+Values are typed by the request's tool schema (`core.typed_values`). The call's name is known when its
+invoke tag closes; a string value streams as it is written; other values are sent when their
+`</parameter>` is known to end them (all as far as the core's streaming policy shows a call). An
+invoke that breaks the grammar, is refused at its name (too many calls, an undeclared tool the
+operator refuses, a lone surrogate) or passes the size bound of its arguments is text up to its
+`</invoke>`, and the other invokes still count; a block that never holds an invoke, and an invoke cut
+off by the end of the output, are text. A size bound crossed inside a value is acted on where that
+value ends, so the outcome does not depend on how the text was chunked.
+
+Reading is one pass over the text: whitespace between tags and after a `</parameter>` is consumed as
+it arrives (kept as markup, or as value text once it is known to be data), so what waits for more
+text is at most a partial tag or a name.
 """
 
 from __future__ import annotations
 
-import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 from ..core.ids import IdFactory
+from ..core.json_lexer import json_string_body
 from ..core.markers import MarkerScanner
-from ..core.outside import OutsideCalls
+from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
-from ..core.typed_values import ValueWriter
+from ..core.typed_values import ValueWriter, decoded_string
 
 START, END = "<minimax:tool_call>", "</minimax:tool_call>"
 INVOKE_OPEN, INVOKE_CLOSE = "<invoke name=", "</invoke>"
 PARAM_OPEN, PARAM_CLOSE = "<parameter name=", "</parameter>"
 VALUE_FOLLOWERS = ("<parameter", INVOKE_CLOSE)
-MAX_NAME = 1024
+"""What ends a value when it follows a `</parameter>` (after whitespace)."""
 
-_TEXT, _BLOCK, _INVOKE_NAME, _INVOKE, _PARAM_NAME, _VALUE, _SKIP = range(7)
+_WS = re.compile(r"\s*")
+_BARE_NAME_END = re.compile("[<>]")
 
-
-def _read_name(text: str) -> tuple[str, int] | None:
-    """A NAME followed by `>` at the start of `text`: (name, index after `>`); None while incomplete.
-    Raises NotACall when it cannot be a name."""
-    if text[:1] in ('"', "'"):
-        close = text.find(text[0], 1)
-        if close < 0:
-            if len(text) > MAX_NAME:
-                raise NotACall("name too long")
-            return None
-        rest = text[close + 1 :]
-        stripped = rest.lstrip()
-        if not stripped:
-            return None
-        if stripped[0] != ">":
-            raise NotACall("no '>' after the quoted name")
-        return text[1:close], len(text) - len(stripped) + 1
-    end = text.find(">")
-    if end < 0:
-        if len(text) > MAX_NAME or "<" in text:
-            raise NotACall("unterminated name")
-        return None
-    name = text[:end].strip()
-    if not name or "<" in name:
-        raise NotACall("bad name")
-    return name, end + 1
+# States: text outside blocks; in a block between invokes; in an invoke between parameters; in a
+# tag's NAME; after a quoted NAME (before its `>`); in a VALUE; after a `</parameter>` that may end
+# the value; in a broken invoke, skipping to its `</invoke>`.
+_TEXT, _BLOCK, _INVOKE, _NAME, _NAME_END, _VALUE, _VALUE_END, _SKIP = range(8)
 
 
 class MiniMaxXmlStream(FormatStream):
@@ -76,70 +67,87 @@ class MiniMaxXmlStream(FormatStream):
         tools: Any = None,
         id_factory: IdFactory | None = None,
         *,
-        think_markers: tuple[str, str] | None = ("<think>", "</think>"),
+        think_markers: ThinkMarkers = ("<think>", "</think>"),
     ) -> None:
         super().__init__(tools, id_factory)
         self._outside = OutsideCalls(self._text, [START], think_markers)
         self._value_scanner = MarkerScanner([PARAM_CLOSE])
         self._skip_scanner = MarkerScanner([INVOKE_CLOSE, END])
         self._state = _TEXT
-        self._raw: list[str] = []  # markup of the current block or invoke, returned as text if it breaks
+        self._raw: list[str] = []  # markup and values of the current block or invoke: text if it breaks
         self._block_calls = 0  # invokes finished in the current block
-        self._index = -1
+        self._key = -1  # the core's number for the call being read
+        self._on_name: Callable[[str], None] = self._open_invoke  # what the NAME being read opens
+        self._name = ""  # a quoted NAME read, waiting for its `>`
+        self._schema: dict[str, Any] = {}  # the invoked tool's parameter schemas
+        self._arguments: dict[str, Any] = {}
         self._param = ""
         self._value: ValueWriter | None = None
-        self._arguments: dict[str, Any] = {}
-        self._schema: dict[str, Any] = {}
+        self._value_close: list[str] = []  # a `</parameter>` and the whitespace after it, not yet known as markup
+        self._oversize: str | None = None  # the arguments passed their bound inside the current value
         self._readers = {
             _TEXT: self._scan_text,
             _BLOCK: self._scan_block,
-            _INVOKE_NAME: self._scan_invoke_name,
             _INVOKE: self._scan_invoke,
-            _PARAM_NAME: self._scan_param_name,
+            _NAME: self._scan_name,
+            _NAME_END: self._scan_name_end,
             _VALUE: self._scan_value,
+            _VALUE_END: self._scan_value_end,
             _SKIP: self._scan_skip,
         }
 
-    def _scan_text(self, text: str) -> str:
-        m, rest = self._outside.scan(text)
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        m, at = self._outside.read(text, pos)
         if m is not None:
             self._raw = [START]
             self._block_calls = 0
             self._state = _BLOCK
-        return rest
+        return at
 
     # -- markup ----------------------------------------------------------------------------------
 
-    def _expect(self, text: str, options: tuple[str, ...]) -> tuple[str, str] | None:
-        """Skip whitespace; return (tag, rest after it) for the option `text` starts with, None
-        while `text` may still become one (held back). Raises NotACall otherwise."""
-        body = text.lstrip()
-        for tag in options:
-            if body.startswith(tag):
-                self._raw.append(text[: len(text) - len(body) + len(tag)])
-                return tag, body[len(tag) :]
-        if not body or any(tag.startswith(body) for tag in options):
-            self._buf = text
-            return None
-        raise NotACall(f"unexpected {body[:20]!r}")
+    def _markup_ws(self, text: str, pos: int) -> int:
+        """Consume the whitespace at `pos` as markup; the position after it."""
+        end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if end > pos:
+            self._raw.append(text[pos:end])
+        return end
 
-    def _scan_block(self, text: str) -> str:
+    @staticmethod
+    def _tag_at(text: str, pos: int, tags: tuple[str, ...]) -> str | None:
+        """The tag of `tags` that starts at `pos`; None while the rest of `text` may still become
+        one (held back: at most a tag long). Raises NotACall otherwise."""
+        partial = False
+        for tag in tags:
+            if text.startswith(tag, pos):
+                return tag
+            partial = partial or (len(text) - pos < len(tag) and tag.startswith(text[pos:]))
+        if partial:
+            return None
+        raise NotACall(f"unexpected {text[pos : pos + 20]!r}")
+
+    def _scan_block(self, text: str, pos: int) -> int | None:
+        at = self._markup_ws(text, pos)
+        if at > pos:
+            return at
         try:
-            found = self._expect(text, (INVOKE_OPEN, END))
+            tag = self._tag_at(text, pos, (INVOKE_OPEN, END))
         except NotACall:
             if self._block_calls == 0:
                 raise
-            self._raw = []  # the block's END is missing; the finished invokes stand
+            self._text("".join(self._raw))  # the block's END is missing; the finished invokes stand
+            self._raw = []
             self._state = _TEXT
-            return text
-        if found is None:
-            return ""
-        tag, rest = found
+            return pos
+        if tag is None:
+            return None
+        self._raw.append(tag)
         if tag == END:
             self._end_block()
         else:
-            self._state = _INVOKE_NAME
-        return rest
+            self._on_name = self._open_invoke
+            self._state = _NAME
+        return pos + len(tag)
 
     def _end_block(self) -> None:
         """END: markup when the block held a call; otherwise the whole block is text."""
@@ -148,132 +156,183 @@ class MiniMaxXmlStream(FormatStream):
         self._raw = []
         self._state = _TEXT
 
-    def _tag_name(self, text: str) -> tuple[str, str] | None:
-        """The NAME and `>` that close an invoke or parameter tag: (name, rest), None while held."""
-        body = text.lstrip()
-        read = _read_name(body)
-        if read is None:
-            self._buf = text
+    def _scan_name(self, text: str, pos: int) -> int | None:
+        """A tag's NAME: quoted (then `_scan_name_end` reads up to `>`), or bare up to `>`. What is
+        held back is at most a name long; past that the tag is not a call."""
+        at = self._markup_ws(text, pos)
+        if at > pos:
+            return at
+        longest = self.limits.max_name
+        quote = text[pos]
+        if quote in "\"'":
+            close = text.find(quote, pos + 1, pos + 2 + longest)
+            if close < 0:
+                if len(text) >= pos + 2 + longest:
+                    raise NotACall(f"a name longer than {longest} characters (TOOLCALL_PARSERS_MAX_NAME)")
+                return None
+            self._name = text[pos + 1 : close]
+            self._raw.append(text[pos : close + 1])
+            self._state = _NAME_END
+            return close + 1
+        m = _BARE_NAME_END.search(text, pos, pos + 1 + longest)
+        if m is None:
+            if len(text) >= pos + 1 + longest:
+                raise NotACall(f"a name longer than {longest} characters (TOOLCALL_PARSERS_MAX_NAME)")
             return None
-        name, end = read
-        consumed = len(text) - len(body) + end
-        self._raw.append(text[:consumed])
-        return name, text[consumed:]
+        if m.group() == "<":
+            raise NotACall("a '<' in a tag's name")
+        self._named(text[pos : m.start()].rstrip())
+        self._raw.append(text[pos : m.end()])
+        return m.end()
 
-    def _scan_invoke_name(self, text: str) -> str:
-        read = self._tag_name(text)
-        if read is None:
-            return ""
-        name, rest = read
-        self._index = self._start_call(name)
+    def _scan_name_end(self, text: str, pos: int) -> int | None:
+        at = self._markup_ws(text, pos)
+        if at > pos:
+            return at
+        if text[pos] != ">":
+            raise NotACall("no '>' after the quoted name")
+        self._named(self._name)
+        self._raw.append(">")
+        return pos + 1
+
+    def _named(self, name: str) -> None:
+        """A tag's NAME is complete: open what the tag opens (may raise NotACall)."""
+        if not name:
+            raise NotACall("a tag with an empty name")
+        self._on_name(name)
+
+    def _open_invoke(self, name: str) -> None:
+        self._key = self._start_call(name)
         self._arguments = {}
         properties = self.tools.schemas.get(name, {}).get("properties")
         self._schema = properties if isinstance(properties, dict) else {}
+        self._oversize = None
         self._state = _INVOKE
-        return rest
 
-    def _scan_invoke(self, text: str) -> str:
-        found = self._expect(text, (PARAM_OPEN, INVOKE_CLOSE))
-        if found is None:
-            return ""
-        tag, rest = found
+    def _scan_invoke(self, text: str, pos: int) -> int | None:
+        at = self._markup_ws(text, pos)
+        if at > pos:
+            return at
+        tag = self._tag_at(text, pos, (PARAM_OPEN, INVOKE_CLOSE))
+        if tag is None:
+            return None
         if tag == INVOKE_CLOSE:
-            self._call_args(self._index, "}" if self._arguments else "{}")
-            self._end_call(self._index, self._arguments)
+            self._call_args(self._key, "}" if self._arguments else "{}")
+            self._end_call(self._key, self._arguments)
             self._block_calls += 1
             self._raw = []
             self._state = _BLOCK
         else:
-            self._state = _PARAM_NAME
-        return rest
+            self._raw.append(tag)
+            self._on_name = self._open_param
+            self._state = _NAME
+        return pos + len(tag)
 
-    def _scan_param_name(self, text: str) -> str:
-        read = self._tag_name(text)
-        if read is None:
-            return ""
-        name, rest = read
+    def _open_param(self, name: str) -> None:
+        name = decoded_string(name)  # the key a client reads from the JSON sent
         if name in self._arguments:
             self._warn(f"parameter {name!r} given twice in one invoke; the last one wins")
         separator = ", " if self._arguments else "{"
-        self._call_args(self._index, separator + json.dumps(name, ensure_ascii=False) + ": ")
+        self._call_args(self._key, separator + '"' + json_string_body(name) + '": ')
         self._arguments[name] = None
         self._param = name
-        self._value = ValueWriter(self._schema.get(name) if self.tools else None)
+        self._value = ValueWriter(self._schema.get(name) if self.tools else None, self.limits)
         self._state = _VALUE
-        return rest
 
     # -- values ----------------------------------------------------------------------------------
 
-    def _scan_value(self, text: str) -> str:
-        assert self._value is not None
-        start = 0
-        while True:
-            m = self._value_scanner.search(text, start)
-            if m is None:
-                cut = len(text) - self._value_scanner.partial_len(text)
-                self._value_text(text[:cut])
-                self._buf = text[cut:]
-                return ""
-            after = text[m.end() :].lstrip()
-            if any(after.startswith(f) for f in VALUE_FOLLOWERS):
-                self._value_text(text[: m.start()])
-                self._finish_value()
-                self._raw.append(PARAM_CLOSE)
-                self._state = _INVOKE
-                return text[m.end() :]
-            if not after or any(f.startswith(after) for f in VALUE_FOLLOWERS):
-                self._value_text(text[: m.start()])  # wait to see what follows </parameter>
-                self._buf = text[m.start() :]
-                return ""
-            start = m.end()  # a </parameter> inside the value: data
+    def _scan_value(self, text: str, pos: int) -> int | None:
+        """Value text up to the next `</parameter>`, which `_scan_value_end` then judges."""
+        m = self._value_scanner.search(text, pos)
+        if m is None:
+            cut = self._value_scanner.releasable(text, pos)
+            self._value_text(text[pos:cut])
+            return cut if cut > pos else None  # all of it may be a `</parameter>` arriving
+        self._value_text(text[pos : m.start()])
+        self._value_close = [PARAM_CLOSE]
+        self._state = _VALUE_END
+        return m.end()
+
+    def _scan_value_end(self, text: str, pos: int) -> int | None:
+        """After a `</parameter>`: whitespace (kept aside), then a follower ends the value; anything
+        else makes the `</parameter>` and the whitespace part of the value."""
+        end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if end > pos:
+            self._value_close.append(text[pos:end])
+            return end
+        if any(text.startswith(follower, pos) for follower in VALUE_FOLLOWERS):
+            self._raw += self._value_close
+            self._value_close = []
+            self._finish_value()
+            self._state = _INVOKE
+            return pos
+        if any(len(text) - pos < len(f) and f.startswith(text[pos:]) for f in VALUE_FOLLOWERS):
+            return None  # a follower may be arriving
+        data = "".join(self._value_close)
+        self._value_close = []
+        self._state = _VALUE
+        self._value_text(data)
+        return pos
 
     def _value_text(self, text: str) -> None:
-        if text:
-            assert self._value is not None
-            self._raw.append(text)
-            self._call_args(self._index, self._value.feed(text))
+        if not text:
+            return
+        assert self._value is not None
+        fragment = self._value.feed(text)
+        if self._oversize is None:
+            try:
+                self._call_args(self._key, fragment)
+            except NotACall as err:  # acted on where the value ends: a place the text fixes
+                self._oversize = str(err)
+        self._raw.append(text)
 
     def _finish_value(self) -> None:
         assert self._value is not None
+        if self._oversize is not None:
+            raise NotACall(self._oversize)
         fragment, value = self._value.finish()
-        self._call_args(self._index, fragment)
+        self._call_args(self._key, fragment)
         self._arguments[self._param] = value
         self._value = None
 
     # -- recovery --------------------------------------------------------------------------------
 
-    def _recover(self, err: NotACall, text: str) -> str:
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
         """The current invoke (or block) breaks the grammar: it becomes text, the rest goes on."""
-        self._reject(f"not a valid tool call ({err})", "".join(self._raw))
+        self._reject(f"not a valid tool call ({err})", self._pending_text())
         self._raw = []
+        self._value_close = []
         self._value = None
         self._state = _TEXT if self._state == _BLOCK else _SKIP
-        return text
+        return pos if err.pos is None else err.pos
 
-    def _scan_skip(self, text: str) -> str:
+    def _scan_skip(self, text: str, pos: int) -> int | None:
         """Text of a broken invoke, up to and including its `</invoke>`, then the block goes on; or
         up to END, which then ends the block."""
-        before, m, self._buf = self._skip_scanner.split(text)
-        self._text(before)
+        m = self._skip_scanner.search(text, pos)
         if m is None:
-            return ""
+            cut = self._skip_scanner.releasable(text, pos)
+            self._text(text[pos:cut])
+            return cut if cut > pos else None
+        self._text(text[pos : m.start()])
         if m.group() == END:
             self._raw = [END]
             self._end_block()
         else:
             self._text(m.group())
             self._state = _BLOCK
-        return text[m.end() :]
+        return m.end()
 
     def _close(self) -> None:
-        if self._state in (_INVOKE_NAME, _INVOKE, _PARAM_NAME, _VALUE) or (
+        if self._state in (_INVOKE, _NAME, _NAME_END, _VALUE, _VALUE_END) or (
             self._state == _BLOCK and self._block_calls == 0
         ):
-            self._raw.append(self._buf)
-            self._reject("the output ended inside a tool call", "".join(self._raw))
+            self._reject("the output ended inside a tool call", self._pending_text() + self._buf)
         else:
-            self._text(self._outside.release() + self._buf)
+            self._text(self._pending_text() + self._buf)
+        self._raw = []
+        self._value_close = []
         self._buf = ""
 
     def _pending_text(self) -> str:
-        return self._outside.release() + "".join(self._raw) + self._buf
+        return "".join(self._raw) + "".join(self._value_close)
