@@ -5,8 +5,7 @@ in every test run, so a regression in any invariant shows up without anyone runn
 (format, invariant) pair is its own test, so a failure names the invariant; the assertion message
 holds the shrunk reproducers (exact text, chunking, tools), ready to paste into a unit test.
 
-Pairs in FAILING_TODAY fail on the parsers as they were when this file was written (the core is being
-reworked); they are xfail, not strict: once fixed they show as XPASS, and the mark should go.
+Pairs in FAILING_TODAY are known failures, marked xfail (not strict) with their reason.
 """
 
 from __future__ import annotations
@@ -21,32 +20,8 @@ import pytest
 SEED = 20260601
 INPUTS = 2000
 
-LOG_BOUND = "log records per response are unbounded until the core rework bounds them"
-# Found by `python scripts/fuzz.py --seconds 180` per format on commit 4a65ad6 (minimal reproducers in the
-# fuzzing report); some need more than this test's inputs to show, hence not strict.
-FAILING_TODAY: dict[tuple[str, str], str] = {
-    **{(fmt, "log_bound"): LOG_BOUND for fmt in fuzz.FORMATS},
-    **{(fmt, "indexes"): "a call that starts and then breaks leaves a gap in the indexes" for fmt in fuzz.FORMATS},
-    **{
-        (fmt, "chunking"): "a bad escape in a string (and, in some formats, a name at the length limit) "
-        "streams differently per chunking"
-        for fmt in fuzz.FORMATS
-    },
-    ("hermes_json", "arguments"): "lone surrogates pass into arguments_json; string arguments 1e999 -> Infinity",
-    ("minimax_xml", "arguments"): "lone surrogates pass into arguments_json; NaN / 1e999 in JSON values",
-    ("mistral_json", "arguments"): "lone surrogates (raw, or from a \\ud800 escape) pass into arguments_json",
-    ("llama_pythonic", "arguments"): "a '\\ud800' escape in a Python string ends up in arguments_json",
-    ("tagged", "arguments"): "a raw lone surrogate passes into arguments_json",
-    ("minimax_xml", "well_formed"): '<invoke name=""> starts a call with an empty name',
-    ("hermes_json", "nothing_lost"): "<tool_call>[] vanishes from the content",
-    (
-        "mistral_json",
-        "nothing_lost",
-    ): "[TOOL_CALLS][] vanishes; after a name over 256 chars the rest of the output is lost",
-    ("tagged", "nothing_lost"): "after a name over 256 characters the rest of the output is lost",
-    ("llama_pythonic", "nothing_lost"): "text repeated after an internal error; a rejected list drops <|python_end|>",
-    ("llama_pythonic", "internal_error"): "ValueError on the number 1e; RecursionError on deep nesting",
-}
+FAILING_TODAY: dict[tuple[str, str], str] = {}
+"""(format, invariant) pairs known to fail, marked xfail with the reason; empty: every format holds them."""
 CHECKED = [name for name in fuzz.INVARIANTS if name not in fuzz.REPORT_ONLY]
 
 
