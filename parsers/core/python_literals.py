@@ -7,28 +7,29 @@ by token, only as far as the caller asks (a call list ends at its `]`; what foll
 
 `PythonLexer.read(text, pos)` returns the token at `pos` as `(kind, value, start, end)`, positions in
 `text`, or None when what starts at `pos` may still grow (a name, a number, a quote run such as `''`,
-an escape, a surrogate waiting for its pair): the lexer keeps no text of its own, the caller presents
-that text again with more. Kinds:
+an escape): the lexer keeps no text of its own, the caller presents that text again with more. Kinds:
 
 - `ws`: a run of whitespace (value ""); `op`: any other single character that starts no token below;
 - `name`: an identifier as Python reads it (Unicode letters too), dotted ones included (`a.b.c`);
 - `num`: the text of a number, checked by `number()` (so a bad number breaks only its value);
 - `str` / `strend`: the decoded text of a string literal, in pieces (`strend` closes it). Single,
   double and triple quotes; escapes as Python reads them (`\\n`, `\\x41`, `\\u00e9`, `\\N{DEGREE SIGN}`,
-  octal, line continuation; unknown ones such as `\\q` kept as written), and, as JSON and Jinja's
-  `tojson` write characters outside the BMP, a surrogate pair written as two escapes is one
-  character. A raw newline inside `'...'` is accepted as a newline, as the JSON lexer accepts raw
-  control characters in strings. String prefixes (`r`, `b`, `f`) come out as a `name`;
+  octal, line continuation; unknown ones such as `\\q` kept as written). A raw newline inside
+  `'...'` is accepted as a newline, as the JSON lexer accepts raw control characters in strings.
+  String prefixes (`r`, `b`, `f`) come out as a `name`;
 - `bad`: text that cannot be part of a literal (value: why): an invalid escape (the string goes on
   after it), a name or number longer than its bound. The caller decides what it breaks.
 
-A string is scanned with one compiled-regex search per special character (backslash, its quote
-character, a high surrogate), so its cost is linear however it is split.
+A string is scanned with one compiled-regex search per special character (a backslash, its quote
+character), so its cost is linear however it is split.
 
 `LiteralBuilder` builds one value from its tokens: strings (adjacent ones concatenated), ints (also
 hex, octal, binary, with underscores), floats, `True` / `False` / `None` and JSON's `true` / `false` /
 `null`, unary `+` / `-` on numbers, lists, tuples (as lists) and dicts with string keys. Nesting uses
-an explicit stack bounded by `max_depth`, never recursion. Anything else raises NotALiteral.
+an explicit stack bounded by `max_depth`, never recursion. Anything else raises NotALiteral. A string
+value is read as a JSON reader reads its JSON text (`joined_surrogates`): a high surrogate followed by
+a low one, as JSON and Jinja's `tojson` write a character outside the BMP (`\\ud83d\\ude00`), is that
+one character; a lone surrogate stays, and its JSON text escapes it.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ PyToken = tuple[str, str, int, int]
 _WS = re.compile(r"[ \t\r\n\f]+")
 _NAME_RUN = re.compile(r"[\w.]*")
 _NUMBER_RUN = re.compile(r"(?:[\w.]|(?<=[eE])[+-])*")
-_QUOTE_SPECIAL = {q: re.compile(f"[\\\\{q}\ud800-\udbff]") for q in "'\""}
+_QUOTE_SPECIAL = {q: re.compile(f"[\\\\{q}]") for q in "'\""}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CHAR_NAME = re.compile(r"[A-Za-z0-9 \-]*")
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]*")
 _OCTAL_DIGITS = re.compile(r"[0-7]*")
 _SIMPLE = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v"}
@@ -75,7 +78,7 @@ class _BadEscape(Exception):
 
 def is_name(word: str) -> bool:
     """Whether `word` is a dotted Python name (`f`, `a.b.c`, `получить`)."""
-    return all(part.isidentifier() for part in word.split("."))
+    return word.isidentifier() or ("." in word and all(part.isidentifier() for part in word.split(".")))
 
 
 def number(text: str) -> int | float:
@@ -122,6 +125,8 @@ class PythonLexer:
 
     def _word(self, text: str, pos: int, run: re.Pattern[str], bound: int, kind: str) -> PyToken | None:
         end = run.match(text, pos, pos + bound + 1).end()  # type: ignore[union-attr]
+        if end == pos:  # a character Python takes as a name's start but `\w` does not (U+2118)
+            return ("op", text[pos], pos, pos + 1)
         if end - pos > bound:
             return ("bad", f"a {kind} longer than {bound} characters", pos, end)
         if end == len(text):
@@ -164,7 +169,7 @@ class PythonLexer:
                 i = j + 1
                 continue
             try:
-                decoded, length = self._escape(text, j) if text[j] == "\\" else _pair(text, j, text[j], 1)
+                decoded, length = self._escape(text, j)
             except _BadEscape as err:
                 if j > start:
                     break  # the piece before it first
@@ -197,7 +202,7 @@ class PythonLexer:
             code = int(digits, 16)
             if code > 0x10FFFF:
                 raise _BadEscape(f"\\{kind}{digits} is past the last code point", 2 + width)
-            return _pair(text, j, chr(code), 2 + width)
+            return chr(code), 2 + width
         if "0" <= kind <= "7":
             digits = _OCTAL_DIGITS.match(text, j + 1, j + 4).group()  # type: ignore[union-attr]
             if len(digits) < 3 and j + 1 + len(digits) == len(text):
@@ -208,47 +213,29 @@ class PythonLexer:
         return "\\", 1  # Python keeps an unknown escape as written; what follows is read as usual
 
 
-def _pair(text: str, j: int, char: str, length: int) -> tuple[str, int]:
-    """`char`, read from `length` characters at `j`, joined with the low surrogate after it when it
-    is a high surrogate (raw or escaped: `\\ud83d\\ude00` is one character); length 0 while that
-    cannot be told yet."""
-    if not "\ud800" <= char <= "\udbff":
-        return char, length
-    k = j + length
-    low = text[k : k + 6]
-    if not low:
-        return "", 0
-    if "\udc00" <= low[0] <= "\udfff":
-        return _joined(char, low[0]), length + 1
-    if not low.startswith("\\u"[: len(low)]) or not all(d in "0123456789abcdefABCDEF" for d in low[2:]):
-        return char, length
-    if len(low) < 6:
-        return "", 0
-    code = int(low[2:], 16)
-    if 0xDC00 <= code <= 0xDFFF:
-        return _joined(char, chr(code)), length + 6
-    return char, length
-
-
-def _joined(high: str, low: str) -> str:
-    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + (ord(low) - 0xDC00))
-
-
 def _named(text: str, j: int) -> tuple[str, int]:
     """A `\\N{NAME}` escape at `j`: the character, looked up by name."""
     if j + 2 >= len(text):
         return "", 0
     if text[j + 2] != "{":
         raise _BadEscape("an invalid \\N escape", 2)
-    close = text.find("}", j + 3, j + 3 + _MAX_CHAR_NAME)
-    if close < 0:
-        if len(text) < j + 3 + _MAX_CHAR_NAME:
-            return "", 0
-        raise _BadEscape("an unclosed \\N{ escape", 3)
+    close = _CHAR_NAME.match(text, j + 3, j + 3 + _MAX_CHAR_NAME).end()  # type: ignore[union-attr]
+    if close == len(text) and close < j + 3 + _MAX_CHAR_NAME:
+        return "", 0
+    if close == j + 3 + _MAX_CHAR_NAME or text[close] != "}":
+        raise _BadEscape("an unclosed \\N{ escape", close - j)
     try:
         return unicodedata.lookup(text[j + 3 : close]), close + 1 - j
     except KeyError:
         raise _BadEscape(f"an unknown character name in {text[j : close + 1]!r}", close + 1 - j) from None
+
+
+def joined_surrogates(text: str) -> str:
+    """`text` as a JSON reader reads its JSON text: each high surrogate followed by a low one made
+    the one character they encode, lone ones kept."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 # What a container expects next.
@@ -293,8 +280,8 @@ class LiteralBuilder:
             self._string.append(value)
             return
         if self._string is not None:
-            text, self._string = "".join(self._string), None
-            self._put(text)
+            self._put(joined_surrogates("".join(self._string)))
+            self._string = None
         if kind == "num":
             result = number(value)
             if self._sign == "-":
@@ -322,8 +309,8 @@ class LiteralBuilder:
     def finish(self) -> Any:
         """The value, now that a `,` or `)` ended it; NotALiteral when it is incomplete."""
         if self._string is not None:
-            text, self._string = "".join(self._string), None
-            self._put(text)
+            self._put(joined_surrogates("".join(self._string)))
+            self._string = None
         if self._stack or self._sign or self._value is _NOTHING:
             raise NotALiteral("an incomplete value")
         return self._value
