@@ -27,9 +27,10 @@ SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # -- strategies -------------------------------------------------------------------------------
 
-# Every format's markers inside strings, and lone surrogates (issue 9: each class must be generated).
+# Every format's markers inside strings (issue 9: each class must be generated; lone surrogates are
+# injected by the mutations below, where two of them side by side may read as one character).
 TRICKY = ["<tool_call>", "</tool_call>", '"', "\\", "{", "}", "[", "]", "\n", "\t", "ü", "東", "🌧", "\x01"]
-TRICKY += ["[TOOL_CALLS]", "[ARGS]", "<TOOL_CALLS>", "\n[f(", "<|python_tag|>", "</parameter>", "\ud800", "\udfff"]
+TRICKY += ["[TOOL_CALLS]", "[ARGS]", "<TOOL_CALLS>", "\n[f(", "<|python_tag|>", "</parameter>"]
 string_values = st.lists(st.one_of(st.sampled_from(TRICKY), st.text(max_size=6)), max_size=6).map("".join)
 json_values = st.recursive(
     st.none()
@@ -42,10 +43,11 @@ json_values = st.recursive(
 )
 arguments = st.dictionaries(string_values, json_values, max_size=4)
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,15}", fullmatch=True)
-# Prose holds no '{' or '[' (so it never continues a JSON value) and no complete <think>.
+# Prose holds no '{' or '[' (so it never continues a JSON value) and no complete <think> (no '>' that
+# could close a sampled "<think").
 prose = st.lists(
     st.one_of(
-        st.text(alphabet=st.characters(blacklist_characters="{[<", blacklist_categories=("Cs",)), max_size=12),
+        st.text(alphabet=st.characters(blacklist_characters="{[<>", blacklist_categories=("Cs",)), max_size=12),
         st.sampled_from(
             ["<tool_", "<tool_call", "</tool_call>", "<think", "</think>", "<", " ", "\n\n", "<minimax:tool", "[TOOL_"]
         ),

@@ -7,7 +7,7 @@ text with one logged reason; the server keeps serving.
 
 | variable | default | meaning |
 |---|---|---|
-| TOOLCALL_PARSERS_MAX_DEPTH | 256 | deepest nesting of a JSON or Python literal value |
+| TOOLCALL_PARSERS_MAX_DEPTH | 256 | deepest nesting of a JSON or Python literal value (at most 800) |
 | TOOLCALL_PARSERS_MAX_SCALAR | 512 | longest number or literal (`true`, `1.5e3`) |
 | TOOLCALL_PARSERS_MAX_NAME | 1024 | longest tool name, parameter name or model-written call id |
 | TOOLCALL_PARSERS_MAX_CALLS | 1024 | most calls in one response; later ones are text |
@@ -32,6 +32,8 @@ import os
 from dataclasses import dataclass
 
 _PREFIX = "TOOLCALL_PARSERS_"
+_DEPTH_CEILING = 800
+"""Python's json module recurses per level (about 1000 frames): no depth setting may reach that."""
 _reported: set[str] = set()
 
 
@@ -43,7 +45,7 @@ def _bad_setting(name: str, message: str) -> None:
         logging.getLogger("toolcall_parsers").error("%s%s %s; using the default", _PREFIX, name, message)
 
 
-def _int_setting(name: str, default: int, least: int) -> int:
+def _int_setting(name: str, default: int, least: int, most: int = 2**62) -> int:
     raw = os.environ.get(_PREFIX + name)
     if raw is None:
         return default
@@ -52,8 +54,8 @@ def _int_setting(name: str, default: int, least: int) -> int:
     except ValueError:
         _bad_setting(name, f"must be a whole number, not {raw!r}")
         return default
-    if value < least:
-        _bad_setting(name, f"must be at least {least}, not {value}")
+    if not least <= value <= most:
+        _bad_setting(name, f"must be from {least} to {most}, not {value}")
         return default
     return value
 
@@ -81,7 +83,7 @@ class Limits:
             _bad_setting("UNDECLARED_TOOLS", f"must be 'keep' or 'text', not {undeclared!r}")
         default = _DEFAULT
         return cls(
-            max_depth=_int_setting("MAX_DEPTH", default.max_depth, 1),
+            max_depth=_int_setting("MAX_DEPTH", default.max_depth, 1, _DEPTH_CEILING),
             max_scalar=_int_setting("MAX_SCALAR", default.max_scalar, 16),
             max_name=_int_setting("MAX_NAME", default.max_name, 1),
             max_calls=_int_setting("MAX_CALLS", default.max_calls, 1),
