@@ -24,6 +24,8 @@ from toolcall_parsers.core.events import CallArgs, CallEnd, CallStart, Text, mer
 from toolcall_parsers.core.limits import Limits
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: see conftest
+HEAVY = settings(SETTINGS, max_examples=max(settings().max_examples // 3, 50))
+"""For the per-format properties over mutated documents (50 examples each in CI, 1000 with `thorough`)."""
 
 # -- strategies -------------------------------------------------------------------------------
 
@@ -345,7 +347,7 @@ def run_watched(fmt: str, chunks: list[str], tools: Any) -> tuple[list[Any], lis
 
 
 @pytest.mark.parametrize("fmt", sorted(BLOCKS))
-@SETTINGS
+@HEAVY
 @given(st.data())
 def test_mutated_documents_keep_every_invariant(fmt, data):
     text, tools = data.draw(mutated_documents(fmt))
@@ -353,7 +355,7 @@ def test_mutated_documents_keep_every_invariant(fmt, data):
     assert not [r for r in records if r.levelno >= logging.ERROR], "internal error"
     assert len(records) <= Limits().log_spans + 1, "one response flooded the log"
     assert run_watched(fmt, split(data.draw, text), tools)[0] == whole
-    if len(text) <= 4000:
+    if len(text) <= 600:
         assert run_watched(fmt, list(text), tools)[0] == whole
     result = result_of(whole)
     assert [c.index for c in result.calls] == list(range(len(result.calls)))
@@ -394,7 +396,7 @@ def longest_started_call(events: list[Any]) -> int:
 
 @pytest.mark.parametrize("policy", [None, "complete"])
 @pytest.mark.parametrize("fmt", sorted(BLOCKS))
-@SETTINGS
+@HEAVY
 @given(st.data())
 def test_the_stream_tells_the_same_story_as_the_finished_response(fmt, policy, data):
     """Under `complete`, and under the default bound for calls shorter than it, a client's
@@ -408,6 +410,6 @@ def test_the_stream_tells_the_same_story_as_the_finished_response(fmt, policy, d
         assume(longest_started_call(eager) <= Limits().streaming)  # type: ignore[operator]
     expected = parse(fmt, text, tools, lambda n, i: f"id{i}")
     want = (expected.content, [(c.name, c.arguments_json) for c in expected.calls])
-    chunkings = [split(data.draw, text), [text]] + ([list(text)] if len(text) <= 2000 else [])
+    chunkings = [split(data.draw, text), [text]] + ([list(text)] if len(text) <= 600 else [])
     for chunks in chunkings:
         assert client_view(run_chunks(fmt, chunks, tools, streaming=policy)) == want
