@@ -214,3 +214,11 @@ def test_api_misuse_raises_a_clear_type_error():
         get_format("hermes_json").stream(tools=5)
     with pytest.raises(TypeError, match="tools must be a list"):
         parse("tagged", "x", tools="get_weather")
+
+
+def test_string_arguments_with_a_surrogate_pair_split_across_escape_and_raw_character():
+    """Found by scripts/fuzz.py: an escaped high surrogate next to a raw low one inside arguments
+    given as a JSON string; the arguments must be what their JSON text says (one character)."""
+    text = '<TOOL_CALLS>w "{\\"\\":6,\\"\\":\\"\\\\ud83d\ude00\\"}"'
+    (call,) = parse("tagged", text).calls
+    assert call.arguments == {"": "\U0001f600"} == json.loads(call.arguments_json)

@@ -103,6 +103,8 @@ class ArgumentsWriter:
             text = json_text(self.arguments)
         except ValueError:  # a number too large for a float (1e999) became infinity
             raise CallShapeError("arguments hold a number JSON cannot carry", end) from None
+        if "\\ud" in text or "\\uD" in text:  # escaped surrogates: a high one next to a low one reads as one
+            self.arguments = json.loads(text)  # character, so the arguments are what the text says
         self._send(text)
         return True
 
