@@ -1,0 +1,252 @@
+"""The SGLang adapter: one `BaseFormatDetector` subclass that runs any of our format machines.
+
+A thin translation, shaped like the vLLM adapter: SGLang gives text, the format machine gives
+events, this class turns them into `StreamingParseResult`s. Facts it relies on (SGLang 0.5.23):
+
+- `FunctionCallParser` builds a detector per request and per choice (passing `tokenizer=` because
+  `__init__` names it), and never hands it the request: only the text and the request's tools.
+  So a fresh format machine is made on the first increment, with those tools, and a per-request
+  streaming policy (vLLM's `vllm_xargs`) has no way in; the server-wide
+  `TOOLCALL_PARSERS_STREAMING` applies.
+- Streaming: `parse_streaming_increment` per delta, then `finish()` once on the terminal delta
+  (`parse_stream_end`). Every complete event of an increment is returned; a call's first item
+  carries its name (SGLang mints an id for every item with a name, so the name goes out exactly
+  once), later items `name=None` and argument fragments. `tool_index` is the call's ordinal.
+- Finished responses: SGLang returns the text untouched unless `has_tool_call` says otherwise, so
+  `has_tool_call` answers "does our reading of this text differ from the text itself" (a call,
+  trimmed whitespace, a broken block): streamed and finished content then agree exactly.
+- At the end of a stream the serving layer sends `json.dumps(prev_tool_call_arr[-1]["arguments"])`
+  past `streamed_args_for_tool[-1]`. Both hold the same string (the arguments sent, once the call
+  ends; "" before), so that adds nothing. `incomplete_tool_call_indices` names calls shown but not
+  finished (a call streamed past the policy's bound that then broke), so the serving layer keeps
+  `finish_reason` "stop" for them, as the finished response (which has no such call) does.
+- Requests without tools, or with `tool_choice="none"`, never reach a detector (the serving layer
+  and `FunctionCallParser` gate them); the detector passes text through itself too when `tools` is
+  empty, so a direct caller gets the same.
+- Undeclared tools: SGLang's own detectors drop them unless `SGLANG_FORWARD_UNKNOWN_TOOLS` is true.
+  Ours keep them and log (or make them text, `TOOLCALL_PARSERS_UNDECLARED_TOOLS=text`); when the
+  operator set `SGLANG_FORWARD_UNKNOWN_TOOLS`, it decides: true keeps, false makes them text
+  (nothing is dropped silently).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any, ClassVar
+
+from sglang.srt.entrypoints.openai.protocol import Tool, ToolChoice
+from sglang.srt.environ import envs
+from sglang.srt.function_call.base_format_detector import BaseFormatDetector
+from sglang.srt.function_call.core_types import StreamingParseResult, StructureInfo
+
+from ..core.events import CallArgs, CallEnd, CallStart, Event, ParseResult, Text, build_result
+from ..core.stream import FormatStream
+from ..core.tools import ToolIndex
+from ..formats import get_format
+
+logger = logging.getLogger("toolcall_parsers")
+
+try:
+    from xgrammar import StructuralTag
+except ImportError:  # SGLang then has no structural-tag backend either
+    StructuralTag = None  # type: ignore[assignment,misc]
+
+
+def _sglang_mints_ids(name: str, index: int) -> str:
+    """SGLang gives every call its own id (`_process_tool_call_id`); one made here would be dropped."""
+    return ""
+
+
+def _item(index: int, name: str | None, parameters: str) -> dict[str, Any]:
+    """A `ToolCallItem` as a dict: pydantic validates a result's items in one pass when the result
+    is built, which costs less than building each item (or `model_construct`, slower still)."""
+    return {"tool_index": index, "name": name, "parameters": parameters}
+
+
+def _result(text: str = "", calls: list[dict[str, Any]] | None = None) -> StreamingParseResult:
+    return StreamingParseResult(normal_text=text, calls=calls) if calls else StreamingParseResult(normal_text=text)
+
+
+def _named_tool(tool_choice: Any) -> str | None:
+    """The tool a request names in `tool_choice` (SGLang's `ToolChoice`, or its dict), else None."""
+    if isinstance(tool_choice, ToolChoice):
+        return tool_choice.function.name
+    if isinstance(tool_choice, dict):
+        function = tool_choice.get("function")
+        return (function or {}).get("name") if isinstance(function, dict) else tool_choice.get("name")
+    return None
+
+
+class FormatDetector(BaseFormatDetector):
+    """Runs the format named by `format_name`; subclasses set that, and override the constraint
+    hooks below where SGLang can constrain decoding to their format."""
+
+    format_name: ClassVar[str]
+    structure_begin: str | None = None
+    """`begin` of SGLang's legacy per-call structural tag (`{name}` is the tool's name), used for
+    strict `tool_choice="auto"`; None where the format is not a fixed prefix + JSON + suffix."""
+    structure_end: str = ""
+    structure_trigger: str = ""
+
+    def __init__(self, tokenizer: Any = None) -> None:
+        super().__init__()
+        self.tokenizer = tokenizer
+        self._format = get_format(self.format_name)
+        self._stream: FormatStream | None = None
+        self._passthrough = False
+        self._sent_fragments: list[str] = []  # arguments sent for the current call
+        self._checked: tuple[str, ParseResult] | None = None  # has_tool_call's reading of a text
+        self.incomplete_tool_call_indices: set[int] = set()
+
+    def _new_stream(self, tools: list[Tool] | None) -> FormatStream:
+        stream = self._format.stream(tools, _sglang_mints_ids)
+        if envs.SGLANG_FORWARD_UNKNOWN_TOOLS.is_set():
+            undeclared_as_text = not envs.SGLANG_FORWARD_UNKNOWN_TOOLS.get()
+            stream.limits = replace(stream.limits, undeclared_as_text=undeclared_as_text)
+        return stream
+
+    def _parse(self, text: str, tools: list[Tool] | None) -> ParseResult:
+        stream = self._new_stream(tools)
+        return build_result(stream.feed(text) + stream.close())
+
+    # -- finished responses -------------------------------------------------------------------
+
+    def has_tool_call(self, text: str) -> bool:
+        """Whether our reading of `text` differs from the text itself. SGLang passes the text
+        through untouched when this is False, so it must be True whenever the content we would
+        return differs (a call, a broken block, whitespace we trim), or streamed and finished
+        responses would disagree. It is not given the tools, so it reads with none declared (where
+        any name is a call), and asks `_may_call_declared_tools` about calls that need a declared
+        name."""
+        self._checked = None
+        if self._may_call_declared_tools(text):
+            return True
+        result = self._parse(text, None)
+        self._checked = (text, result)
+        return bool(result.calls) or (result.content or "") != text
+
+    def _may_call_declared_tools(self, text: str) -> bool:
+        """Whether `text` may hold a call that the format reads only when its tool is declared
+        (`has_tool_call` reads with no tools declared, so it cannot see those). A superset is
+        fine: the text is then parsed with the request's tools."""
+        return False
+
+    def detect_and_parse(self, text: str, tools: list[Tool]) -> StreamingParseResult:
+        if not tools:
+            return _result(text)
+        checked = self._checked
+        if checked is not None and checked[0] is text and not checked[1].calls:
+            result = checked[1]  # no call with any tool declared: none with the request's either
+        else:
+            result = self._parse(text, tools)
+        self.prev_tool_call_arr = [{"name": c.name, "arguments": c.arguments_json} for c in result.calls]
+        # tool_index is the call's ordinal, as in streaming (SGLang's serving layer numbers the
+        # calls of a finished response itself; its own detectors put the tool's position here).
+        calls = [_item(c.index, c.name, c.arguments_json) for c in result.calls]
+        return _result(result.content or "", calls)
+
+    # -- streaming ----------------------------------------------------------------------------
+
+    def parse_streaming_increment(self, new_text: str, tools: list[Tool]) -> StreamingParseResult:
+        stream = self._stream
+        if stream is None:
+            if self._passthrough or not tools:
+                self._passthrough = True
+                return _result(new_text)
+            stream = self._stream = self._new_stream(tools)
+        return self._to_result(stream.feed(new_text))
+
+    def finish(self, tools: list[Tool]) -> StreamingParseResult:
+        """End of the stream: release what the format machine held back (a partial marker,
+        trailing text, a call the streaming policy was holding that never completed)."""
+        if self._stream is None:
+            return _result()
+        return self._to_result(self._stream.close())
+
+    def _to_result(self, events: list[Event]) -> StreamingParseResult:
+        text: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for event in events:
+            if isinstance(event, Text):
+                text.append(event.text)
+            elif isinstance(event, CallStart):
+                self.prev_tool_call_arr.append({"name": event.name, "arguments": ""})
+                self.streamed_args_for_tool.append("")
+                self._sent_fragments = []
+                self.current_tool_id = event.index
+                self.current_tool_name_sent = True
+                self.incomplete_tool_call_indices.add(event.index)
+                calls.append(_item(event.index, event.name, ""))
+            elif isinstance(event, CallArgs):
+                self._sent_fragments.append(event.fragment)
+                last = calls[-1] if calls else None
+                if last is not None and last["tool_index"] == event.index:
+                    last["parameters"] += event.fragment
+                else:
+                    calls.append(_item(event.index, None, event.fragment))
+            elif isinstance(event, CallEnd):
+                # Both records get the whole arguments once the call ends (appending per delta would
+                # copy the growing string every time); until then both are "", equally consistent.
+                sent = "".join(self._sent_fragments)
+                self.prev_tool_call_arr[-1]["arguments"] = self.streamed_args_for_tool[-1] = sent
+                self.incomplete_tool_call_indices.discard(event.index)
+        return _result("".join(text), calls)
+
+    # -- constrained decoding -------------------------------------------------------------------
+
+    def supports_structural_tag(self) -> bool:
+        """True: SGLang then lets this detector read `tool_choice="required"` / named output
+        (`owns_tool_format`), which `get_structural_tag` constrains to the format's own syntax.
+        A format without a constraint of its own returns False, and SGLang's JSON-array constraint
+        and reader apply instead."""
+        return True
+
+    def structure_info(self) -> Any:
+        """SGLang's legacy per-call tag, used only for strict `tool_choice="auto"` (a tool with
+        `strict: true`, or `SGLANG_TOOL_STRICT_LEVEL`), when `get_structural_tag` returns None."""
+        begin = self.structure_begin
+        if begin is None:
+            raise NotImplementedError(f"{self.format_name}: no per-call structural tag")
+        end, trigger = self.structure_end, self.structure_trigger
+
+        def info(name: str) -> StructureInfo:
+            return StructureInfo(begin=begin.format(name=name), end=end, trigger=trigger)
+
+        return info
+
+    def get_structural_tag(
+        self,
+        tools: list[Tool] | None = None,
+        tool_choice: Any = "auto",
+        thinking_mode: bool = False,
+        parallel_tool_calls: bool = True,
+    ) -> Any:
+        """The format's own constraint for `tool_choice="required"` or a named tool (one call;
+        also one call for `parallel_tool_calls=false`), as an xgrammar `StructuralTag`. None for
+        `auto` (SGLang then uses `structure_info` if the request is strict). `thinking_mode` is not
+        used: with a reasoning model, run SGLang with `--reasoning-parser`, whose grammar backend
+        lets the model think before the constraint starts."""
+        named = _named_tool(tool_choice)
+        if StructuralTag is None or not tools:
+            return None
+        schemas = ToolIndex(tools).schemas
+        single = named is not None or parallel_tool_calls is False
+        if tool_choice == "required" or named is not None:
+            tag = self._required_constraint(schemas, named, single)
+        elif tool_choice == "auto":
+            tag = self._auto_constraint(schemas, single)
+        else:
+            tag = None
+        return None if tag is None else StructuralTag.model_validate(tag)
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        """A structural tag (xgrammar's JSON form) for at least one call (only to `only`, if
+        given; at most one if `single`)."""
+        return None
+
+    def _auto_constraint(self, schemas: dict[str, dict[str, Any]], single: bool) -> dict[str, Any] | None:
+        """A structural tag for strict `auto` where `structure_info` cannot describe the format."""
+        return None

@@ -1,0 +1,33 @@
+"""Registers our detectors with SGLang.
+
+`register` is the `sglang.srt.plugins` entry point: SGLang's `load_plugins()` calls it in every
+SGLang process before arguments are parsed (`python -m sglang.launch_server`, `sglang serve`,
+`Engine(...)`), so `--tool-call-parser hermes_json` passes SGLang's own argument check (which lists
+`FunctionCallParser.ToolCallParserEnum` once that module is imported) and `FunctionCallParser`
+finds the detector. `SGLANG_PLUGINS`, when set, is a whitelist of entry-point names: include
+`toolcall_parsers`. Multi-tokenizer mode (`--tokenizer-worker-num` > 1) starts HTTP workers that
+never call `load_plugins()`; point `SGLANG_HTTP_SERVER_APP_PATH` at `toolcall_parsers.sglang.app:app`
+so each worker registers too.
+"""
+
+from __future__ import annotations
+
+DETECTORS = {
+    "hermes_json": "HermesJsonDetector",
+    "llama_pythonic": "LlamaPythonicDetector",
+    "minimax_xml": "MiniMaxXmlDetector",
+    "mistral_json": "MistralJsonDetector",
+    "tagged": "TaggedDetector",
+}
+"""`--tool-call-parser` name -> detector class in `toolcall_parsers.sglang.detectors`."""
+
+
+def register() -> None:
+    """Add our detectors to `FunctionCallParser.ToolCallParserEnum` (idempotent). The names do not
+    collide with SGLang's own (`hermes`, `mistral`, `pythonic`, `minimax-m2`, ...)."""
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
+    from . import detectors
+
+    for name, class_name in DETECTORS.items():
+        FunctionCallParser.ToolCallParserEnum[name] = getattr(detectors, class_name)
