@@ -29,11 +29,11 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("sglang.srt.function_call.function_call_parser")
+pytest.importorskip("test_sglang_adapter")  # imports SGLang first, leaving no trace (see there)
 
 from helpers import char_chunks, load_corpus, random_chunks, run_chunks, token_chunks
 from sglang.srt.plugins import load_plugins
-from test_sglang_adapter import BASE_TOOLS, PROSE, REQUIRED_SAMPLES, accepts
+from test_sglang_adapter import BASE_TOOLS, PROSE, REQUIRED_SAMPLES, accepts, leaves_no_trace
 from toolcall_parsers import get_format, parse
 from toolcall_parsers.core.events import CallEnd, CallStart
 
@@ -148,11 +148,13 @@ class Stack:
         if (fmt, reasoning) not in self._servings:
             from sglang.srt.parser.template_manager import TemplateManager
 
-            engine = ScriptedEngine(self.server_args, self.new_tokenizer(), fmt, reasoning)
-            templates = TemplateManager()
-            template = str(get_format(fmt).template_path)
-            templates.initialize_templates(engine, self.model_path, chat_template=template)
-            self._servings[fmt, reasoning] = (self.serving_chat.OpenAIServingChat(engine, templates), engine)
+            with leaves_no_trace():
+                engine = ScriptedEngine(self.server_args, self.new_tokenizer(), fmt, reasoning)
+                templates = TemplateManager()
+                template = str(get_format(fmt).template_path)
+                templates.initialize_templates(engine, self.model_path, chat_template=template)
+                serving = self.serving_chat.OpenAIServingChat(engine, templates)
+            self._servings[fmt, reasoning] = (serving, engine)
         return self._servings[fmt, reasoning]
 
     def run(
@@ -171,7 +173,8 @@ class Stack:
         engine.deltas, engine.finish = deltas, finish
         fields = {"model": "m", "messages": [{"role": "user", "content": "Go."}], "tools": BASE_TOOLS, **request}
         chat_request = ChatCompletionRequest(**fields, stream=stream)
-        response = asyncio.run(_respond(serving, chat_request, stream))
+        with leaves_no_trace():  # SGLang's request path sets environment variables too (torch's cache dir)
+            response = asyncio.run(_respond(serving, chat_request, stream))
         if "error" in response:
             return response
         response["prompt"] = engine.tokenizer.decode(engine.requests[-1].input_ids)
@@ -225,13 +228,14 @@ async def _respond(serving: Any, request: Any, stream: bool) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def stack(smollm2_dir):
     load_plugins()  # as launch_server does, before its arguments are parsed
-    serving_chat = import_serving_chat()
-    from sglang.srt.runtime_context import publish
-    from sglang.srt.server_args import prepare_server_args
+    with leaves_no_trace():
+        serving_chat = import_serving_chat()
+        from sglang.srt.runtime_context import publish
+        from sglang.srt.server_args import prepare_server_args
 
-    args = ["--model-path", str(smollm2_dir), "--device", "cpu", "--tool-call-parser", "hermes_json"]
-    server_args = prepare_server_args(args)
-    publish(server_args, role="tokenizer")
+        args = ["--model-path", str(smollm2_dir), "--device", "cpu", "--tool-call-parser", "hermes_json"]
+        server_args = prepare_server_args(args)
+        publish(server_args, role="tokenizer")
     return Stack(serving_chat, server_args, str(smollm2_dir))
 
 

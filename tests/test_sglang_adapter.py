@@ -9,16 +9,42 @@ SGLang 0.5.23 is installed with `--no-deps` next to vLLM (scripts/setup.sh): its
 imports on CPU; its model runner does not. The serving layer is driven in test_e2e_sglang_serving.py.
 """
 
+# ruff: noqa: E402  (SGLang is imported under `leaves_no_trace`, defined before the other imports)
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-pytest.importorskip("sglang.srt.function_call.function_call_parser")
+
+@contextlib.contextmanager
+def leaves_no_trace() -> Iterator[None]:
+    """SGLang configures the process it runs in: importing it points torch's, triton's and other
+    JIT caches at its own folders (and sets more variables) through the environment, and its
+    argument parsing sets the root logger to INFO with a handler. The other tests share this
+    process, and the vLLM servers they start inherit its environment, so both are put back."""
+    environ = dict(os.environ)
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        yield
+    finally:
+        for key in set(os.environ) - set(environ):
+            del os.environ[key]
+        os.environ.update({k: v for k, v in environ.items() if os.environ.get(k) != v})
+        root.setLevel(level)
+        root.handlers[:] = handlers
+
+
+with leaves_no_trace():
+    pytest.importorskip("sglang.srt.function_call.function_call_parser")
 
 from helpers import char_chunks, load_corpus, random_chunks, run_chunks, token_chunks
 from hypothesis import HealthCheck, assume, given, settings
