@@ -90,6 +90,26 @@ def mistral_v3_text(code: str) -> str:
     return f"[TOOL_CALLS] {json.dumps([call])}"
 
 
+def llama_json_text(code: str) -> str:
+    return json.dumps({"name": "write_file", "parameters": {"path": "app/handlers.py", "content": code}})
+
+
+def qwen_text(code: str) -> str:
+    return (
+        "I'll write the file.\n<tool_call>\n<function=write_file>\n<parameter=path>\napp/handlers.py\n</parameter>\n"
+        f"<parameter=content>\n{code}\n</parameter>\n</function>\n</tool_call>"
+    )
+
+
+def markdown_tools_text(code: str) -> str:
+    return f"I'll write the file.\n```write_file app/handlers.py\n{code}\n```\n"
+
+
+def xml_tools_text(code: str) -> str:
+    body = code.replace("&", "&amp;").replace("<", "&lt;")
+    return f'I\'ll write the file.\n<tool-use>\n<write_file args="app/handlers.py">\n{body}\n</write_file>\n</tool-use>'
+
+
 def pythonic_text(code: str) -> str:
     return f'[write_file(path="app/handlers.py", content={json.dumps(code)})]'
 
@@ -117,6 +137,12 @@ WORKLOADS = {
     "mistral_json_v11": Workload("mistral_json", ("mistral",), mistral_v11_text, special=("[TOOL_CALLS]", "[ARGS]")),
     "mistral_json_v3": Workload("mistral_json", ("mistral",), mistral_v3_text, special=("[TOOL_CALLS]",)),
     "llama_pythonic": Workload("llama_pythonic", ("pythonic", "llama4_pythonic"), pythonic_text),
+    "llama_json": Workload("llama_json", ("llama3_json",), llama_json_text, special=("<|python_tag|>",)),
+    "qwen_xml": Workload(
+        "qwen_xml", ("qwen3_coder", "qwen3_xml"), qwen_text, ("<tool_call>", "</tool_call>", "<think>", "</think>")
+    ),
+    "markdown_tools": Workload("markdown_tools", (), markdown_tools_text),  # no built-in: against the floors
+    "xml_tools": Workload("xml_tools", (), xml_tools_text),
 }
 
 
@@ -210,7 +236,8 @@ def run_workloads(args: argparse.Namespace) -> None:
     load_general_plugins()
     register_floors()
     properties = {"path": {"type": "string"}, "content": {"type": "string"}}
-    tool = {"type": "function", "function": {"name": "write_file", "parameters": {"properties": properties}}}
+    parameters = {"properties": properties, "required": ["path", "content"]}  # markdown/xml_tools map by it
+    tool = {"type": "function", "function": {"name": "write_file", "parameters": parameters}}
     request = ChatCompletionRequest(messages=[{"role": "user", "content": "x"}], model="m", tools=[tool])
 
     for workload_name in args.workloads.split(","):
@@ -263,7 +290,11 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "minimax_xml": ("minimax_m2",),
     "mistral_json": ("mistral",),
     "llama_pythonic": ("pythonic", "llama4_pythonic"),
+    "llama_json": ("llama3_json",),
     "tagged": (),
+    "qwen_xml": ("qwen3_coder", "qwen3_xml"),
+    "markdown_tools": (),
+    "xml_tools": (),
 }
 """vLLM's built-in parser(s) for the same family as each of ours."""
 TOKENS_OF = {"hermes_json": "hermes_json", "minimax_xml": "minimax_xml", "mistral_json": "mistral_json_v11"}

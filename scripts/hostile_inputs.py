@@ -43,7 +43,10 @@ TOOLS: list[dict[str, Any]] = [
         },
     )
 ]
-"""The request's tools for every input: one tool `f` whose parameters cover the schema-typed paths."""
+TOOLS.append(_tool("save", {"path": {"type": "string"}, "content": {"type": "string"}}))
+TOOLS[-1]["function"]["parameters"]["required"] = ["path", "content"]
+"""The request's tools for every input: one tool `f` whose parameters cover the schema-typed paths,
+and `save` (path, content: required strings) for the tool-block formats."""
 
 
 def _repeat(unit: str, size: int, head: str = "", tail: str = "") -> str:
@@ -87,6 +90,10 @@ VALID: dict[str, str] = {
     "tagged": '<TOOL_CALLS>\nf {"i": 1}\n</TOOL_CALLS>',
     "minimax_xml": '<minimax:tool_call><invoke name="f"><parameter name="i">1</parameter></invoke></minimax:tool_call>',
     "llama_pythonic": "[f(i=1)]",
+    "llama_json": '{"name": "f", "parameters": {"i": 1}}',
+    "qwen_xml": "<tool_call>\n<function=f>\n<parameter=i>\n1\n</parameter>\n</function>\n</tool_call>",
+    "markdown_tools": "```save a.py\nx\n```",
+    "xml_tools": '<tool-use><save args="a.py">x</save></tool-use>',
 }
 """One valid call per format: the bench checks that the parser it measures still reads it."""
 
@@ -225,4 +232,111 @@ HOSTILE: list[Hostile] = [
     Hostile("llama_pythonic", "deep [[[ in a literal", lambda n: _nested(n, "[", "]", "[f(a=", ")]")),
     Hostile("llama_pythonic", "deep {'a':{'a': in a literal", lambda n: _nested(n, "{'a':", "}", "[f(o=", ")]")),
     Hostile("llama_pythonic", "binary noise", binary_noise),
+    # -- llama_json ---------------------------------------------------------------------------------
+    Hostile("llama_json", "<|python_tag|> repeated", lambda n: _repeat("<|python_tag|>", n)),
+    Hostile("llama_json", "line-start { repeated", lambda n: _repeat("\n{", n)),
+    Hostile(
+        "llama_json", '{"name": "f", "age": 1} lines', lambda n: _lines(lambda i: f'{{"name": "f", "age": {i}}}\n', n)
+    ),
+    Hostile(
+        "llama_json",
+        "many valid calls (; separated)",
+        lambda n: _lines(lambda i: f'{{"name": "f", "parameters": {{"i": {i}}}}}; ', n),
+    ),
+    Hostile("llama_json", "broken calls repeated", lambda n: _repeat('\n{"name": "f", "parameters": {"i": x}}', n)),
+    Hostile("llama_json", "over-long names repeated", lambda n: _repeat('\n{"name": "' + "n" * 1100 + '"', n)),
+    Hostile("llama_json", "spaces in a call's head", lambda n: _fill('{"name"', SPACES, ': "f", "parameters": {}}', n)),
+    Hostile("llama_json", "spaces after a call", lambda n: _fill('{"name": "f", "parameters": {}}', SPACES, "; x", n)),
+    Hostile(
+        "llama_json",
+        "string heavy in escapes",
+        lambda n: _fill('{"name": "f", "parameters": {"s": "', '\\"\\n', '"}}', n),
+    ),
+    Hostile(
+        "llama_json",
+        "deep [[[ in arguments",
+        lambda n: _nested(n, "[", "]", '{"name": "f", "parameters": {"a": ', "}}"),
+    ),
+    Hostile(
+        "llama_json",
+        "built-in call, escape-heavy string",
+        lambda n: _fill('<|python_tag|>f.call(s="', '\\"\\n', '")', n),
+    ),
+    Hostile("llama_json", "binary noise", binary_noise),
+    # -- qwen_xml -----------------------------------------------------------------------------------
+    Hostile("qwen_xml", "<tool_call> repeated", lambda n: _repeat("<tool_call>", n)),
+    Hostile("qwen_xml", "unclosed <function=f> repeated", lambda n: _repeat("<tool_call>\n<function=f>\n", n)),
+    Hostile("qwen_xml", "over-long names repeated", lambda n: _repeat("<tool_call><function=" + "n" * 1100, n)),
+    Hostile(
+        "qwen_xml",
+        "string value of </parameter> x look-alikes",
+        lambda n: _fill(
+            "<tool_call>\n<function=f>\n<parameter=s>\n", "</parameter> x", "\n</parameter>\n</function>", n
+        ),
+    ),
+    Hostile(
+        "qwen_xml",
+        "string value of </function> y look-alikes",
+        lambda n: _fill(
+            "<tool_call>\n<function=f>\n<parameter=s>\n", "</function> y", "\n</parameter>\n</function>", n
+        ),
+    ),
+    Hostile(
+        "qwen_xml",
+        "string value of newlines",
+        lambda n: _fill("<tool_call>\n<function=f>\n<parameter=s>\n", "\n", "x\n</parameter>\n</function>", n),
+    ),
+    Hostile(
+        "qwen_xml",
+        "string value of x<parameter= lines",
+        lambda n: _fill(
+            "<tool_call>\n<function=f>\n<parameter=s>\n", "x <parameter=\n", "\n</parameter>\n</function>", n
+        ),
+    ),
+    Hostile(
+        "qwen_xml",
+        "number value: digits then x",
+        lambda n: _fill("<tool_call>\n<function=f>\n<parameter=n>\n", "1234567890", "x\n</parameter>\n</function>", n),
+    ),
+    Hostile(
+        "qwen_xml",
+        "many valid functions in one block",
+        lambda n: _lines(
+            lambda i: f"<function=f>\n<parameter=i>\n{i}\n</parameter>\n</function>\n", n, "<tool_call>\n"
+        ),
+    ),
+    Hostile(
+        "qwen_xml",
+        "many valid blocks, parameter closes dropped",
+        lambda n: _lines(lambda i: f"<tool_call>\n<function=f>\n<parameter=i>\n{i}\n</function>\n</tool_call>\n", n),
+    ),
+    Hostile("qwen_xml", "spaces between tags", lambda n: _fill("<tool_call>", SPACES, VALID["qwen_xml"][11:], n)),
+    Hostile(
+        "qwen_xml",
+        "spaces after </parameter>",
+        lambda n: _fill("<tool_call><function=f><parameter=i>1</parameter>", SPACES, "</function></tool_call>", n),
+    ),
+    Hostile(
+        "qwen_xml",
+        "spaces after a </function> that may end a value",
+        lambda n: _fill("<tool_call><function=f><parameter=i>1</function>", SPACES, "</tool_call>", n),
+    ),
+    Hostile("qwen_xml", "binary noise", binary_noise),
+    # -- markdown_tools -----------------------------------------------------------------------------
+    Hostile("markdown_tools", "``` lines (content fences)", lambda n: _repeat("```\n", n)),
+    Hostile("markdown_tools", "```save a lines (one unclosed call)", lambda n: _repeat("```save a\n", n)),
+    Hostile("markdown_tools", "long info string", lambda n: _fill("```save ", "a ", "\nx\n```", n)),
+    Hostile("markdown_tools", "body of ```x look-alike closers", lambda n: _fill("```save a\n", "```x\n", "```", n)),
+    Hostile("markdown_tools", "body of 70-backtick lines", lambda n: _fill("```save a\n", "`" * 70 + "\n", "```", n)),
+    Hostile("markdown_tools", "spaces after a closing run", lambda n: _fill("```save a\nx\n```", SPACES, "x\n```", n)),
+    Hostile("markdown_tools", "many valid calls", lambda n: _lines(lambda i: f"```save f{i}\nx\n```\n", n)),
+    Hostile("markdown_tools", "binary noise", binary_noise),
+    # -- xml_tools ----------------------------------------------------------------------------------
+    Hostile("xml_tools", "<tool-use> repeated", lambda n: _repeat("<tool-use>", n)),
+    Hostile("xml_tools", "body of &amp; entities", lambda n: _fill('<tool-use><save args="a">', "&amp;", "</save>", n)),
+    Hostile("xml_tools", "</sav look-alikes", lambda n: _fill('<tool-use><save args="a">', "</sav", "</save>", n)),
+    Hostile("xml_tools", "body of newlines", lambda n: _fill('<tool-use><save args="a">', "\n", "</save>", n)),
+    Hostile("xml_tools", "long args attribute", lambda n: _fill('<tool-use><save args="', "a ", '">x</save>', n)),
+    Hostile("xml_tools", "valid elements", lambda n: _lines(lambda i: f'<save args="{i}">x</save>', n, "<tool-use>")),
+    Hostile("xml_tools", "binary noise", binary_noise),
 ]

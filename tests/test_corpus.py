@@ -7,7 +7,17 @@ from __future__ import annotations
 import pytest
 from helpers import char_chunks, load_corpus, random_chunks, result_of, run_chunks, summary, token_chunks
 
-FORMATS = ["hermes_json", "llama_pythonic", "minimax_xml", "mistral_json", "tagged"]
+FORMATS = [
+    "hermes_json",
+    "llama_json",
+    "llama_pythonic",
+    "minimax_xml",
+    "mistral_json",
+    "tagged",
+    "markdown_tools",
+    "xml_tools",
+    "qwen_xml",
+]
 CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
 
 

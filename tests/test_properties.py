@@ -163,7 +163,144 @@ def pythonic_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]]
     return f"{prefix}[{body}]", calls, []
 
 
+@st.composite
+def llama_json_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """JSON call objects at a line start or after the tag (`;`, a line break or nothing between
+    them; `type` first or not; `parameters` or `arguments`; pretty-printed or not), or a built-in
+    `NAME.call(k=literal)` after the tag."""
+    if draw(st.integers(0, 4)) == 0:
+        name, args = draw(identifiers), draw(st.dictionaries(identifiers, json_values, max_size=3))
+        kwargs = ", ".join(f"{k}={python_literal(v)}" for k, v in args.items())
+        return f"<|python_tag|>{name}.call({kwargs})", [(name, args)], []
+    calls = draw(st.lists(st.tuples(names, arguments), min_size=1, max_size=3))
+    rendered = []
+    for name, args in calls:
+        head = {"type": "function"} if draw(st.booleans()) else {}
+        key = draw(st.sampled_from(["parameters", "arguments"]))
+        obj = {**head, "name": name, key: args}
+        rendered.append(json.dumps(obj, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 4]))))
+    body = rendered[0]
+    for more in rendered[1:]:
+        body += draw(st.sampled_from(["; ", ";", ";\n", "\n", " ; ", "", ";\r\n", "\r\n"])) + more
+    return draw(st.sampled_from(["\n", "<|python_tag|>", "\n  ", "\r\n", "\r\n  "])) + body, calls, []
+
+
+def shell_word(word: str, quote: bool) -> str:
+    """A word as a shell writes it: bare when it can be, else single-quoted."""
+    if word and not quote and re.fullmatch(r"[A-Za-z0-9_./=+-]+", word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def tool_block_tool(name: str, positional: list[str]) -> dict[str, Any]:
+    """A tool whose required string parameters are `positional` (plus an optional integer one)."""
+    properties: dict[str, Any] = {p: {"type": "string"} for p in positional}
+    properties["limit_"] = {"type": "integer"}
+    return {"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "properties": properties, "required": positional}}}  # fmt: skip
+
+
+block_words = string_values.filter(lambda w: "\n" not in w and "\r" not in w and "`" not in w)
+block_bodies = st.lists(st.one_of(string_values, st.sampled_from(["```", "~~~", "\n```\n", "````x", "&amp;", "</"])))
+
+
+@st.composite
+def tool_block_call(draw, fmt: str) -> tuple[str, str, list[str], dict[str, Any], str]:
+    """A call of a fresh tool with 0-3 positional parameters: (name, words, arguments, body)."""
+    name = draw(names) + f"_{draw(st.integers(0, 10**9))}"
+    positional = draw(st.lists(identifiers, max_size=3, unique=True))
+    words = [draw(block_words) for _ in positional[:-1]]
+    body = "".join(draw(block_bodies)) if positional else ""
+    if fmt == "markdown_tools":
+        body = body.rstrip("\r")  # a `\r` before the closing fence's line break is part of that line break
+    args = dict(zip(positional, [*words, body], strict=False))  # no parameters: no body
+    return name, positional, words, args, body
+
+
+@st.composite
+def markdown_tools_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """Fenced blocks on their own lines (the prose before each ends its line), each longer than any
+    backtick run in its body."""
+    calls, tools, blocks = [], [], []
+    for _ in range(draw(st.integers(1, 3))):
+        name, positional, words, args, body = draw(tool_block_call("markdown_tools"))
+        info = "".join(" " + shell_word(w, draw(st.booleans())) for w in words)
+        longest = max((len(r) for r in re.findall("`+", body)), default=0)
+        fence = "`" * max(3, longest + 1)
+        assume(len(fence) <= 64)
+        nl = [draw(st.sampled_from(["\n", "\r\n"])) for _ in range(3)]  # LF or CRLF line breaks
+        blocks.append(f"{fence}{name}{info}{nl[0]}{body}{nl[1] if positional else ''}{fence}{nl[2]}")
+        calls.append((name, args))
+        tools.append(tool_block_tool(name, positional))
+    return "".join(blocks), calls, tools
+
+
+def xml_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+@st.composite
+def xml_tools_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """One `<tool-use>` block of elements, entities escaped, with or without framing newlines."""
+    calls, tools, elements = [], [], []
+    for _ in range(draw(st.integers(1, 3))):
+        name, positional, words, args, body = draw(tool_block_call("xml_tools"))
+        attr = " ".join(shell_word(w, draw(st.booleans())) for w in words)
+        attr = f' args="{xml_escape(attr)}"' if words else ""
+        framed = body[:1] == "\n" or body[:2] == "\r\n" or body[-1:] == "\n"  # needs framing line breaks
+        nl = draw(st.sampled_from(["\n", "\r\n"] if framed else ["", "\n", "\r\n"]))
+        nl = "\r\n" if nl == "\n" and body[-1:] == "\r" else nl  # `\r` + "\n" would read as one line break
+        elements.append(
+            f"<{name}{attr}>{nl}{xml_escape(body)}{nl}</{name}>" + draw(st.sampled_from(["", "\n", "\r\n"]))
+        )
+        calls.append((name, args))
+        tools.append(tool_block_tool(name, positional))
+    return "<tool-use>" + draw(st.sampled_from(["\n", "\r\n"])) + "".join(elements) + "</tool-use>", calls, tools
+
+
+QWEN_TRICKY = ["<function=f>", "</function>", "<parameter=p>", "</parameter>", "\n", "</tool_call>", "<tool_call>"]
+QWEN_AMBIGUOUS = re.compile(
+    r"</parameter>\s*(<parameter=|</function>)|</function>\s*(</tool_call>|<tool_call>|<function=)|\n<parameter="
+)
+"""What a qwen_xml value cannot hold (formats/qwen_xml.py), in the value's text after its framing newline."""
+QWEN_VALUES = {
+    **MINIMAX_VALUES,
+    "string": st.lists(st.one_of(string_values, st.sampled_from(QWEN_TRICKY)), max_size=4).map("".join),
+}
+
+
+@st.composite
+def qwen_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """A `<tool_call>` block of functions as the template writes them (one newline each side of a
+    value), or inline, or with a `</parameter>` dropped (models do that), typed by a tool schema."""
+    calls, tools, functions = [], [], []
+    for _ in range(draw(st.integers(1, 3))):
+        name = draw(names) + f"_{draw(st.integers(0, 10**9))}"
+        params = draw(st.dictionaries(names, st.sampled_from(sorted(QWEN_VALUES)), max_size=4))
+        args = {key: draw(QWEN_VALUES[kind]) for key, kind in params.items()}
+        tools.append({"type": "function", "function": {"name": name, "parameters": {
+            "type": "object", "properties": {key: {"type": kind} for key, kind in params.items()}}}})  # fmt: skip
+        body = ""
+        for k, v in args.items():
+            value = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+            assume(not QWEN_AMBIGUOUS.search("\n" + value))
+            inline = draw(st.booleans()) and value[:1] != "\n" and value[-1:] != "\n" and "<parameter=" not in value
+            nl = "" if inline else "\n"
+            dropped = not inline and draw(st.booleans()) and not re.search(r"</parameter>\s*$", value)
+            # A dropped close: the value's framing newline is what ends it.
+            close = "" if dropped else "</parameter>" + draw(st.sampled_from(["\n", ""]))
+            body += f"<parameter={k}>{nl}{value}{nl}{close}"
+        functions.append(f"<function={name}>\n{body}</function>")
+        calls.append((name, args))
+    sep = draw(st.sampled_from(["", "\n"]))
+    return f"<tool_call>{sep}{sep.join(functions)}{sep}</tool_call>", calls, tools
+
+
 BLOCKS = {
+    "qwen_xml": qwen_document_block(),
+    "markdown_tools": markdown_tools_document_block(),
+    "xml_tools": xml_tools_document_block(),
+    "llama_json": llama_json_document_block(),
     "llama_pythonic": pythonic_document_block(),
     "hermes_json": hermes_document_block(),
     "minimax_xml": minimax_document_block(),
@@ -172,15 +309,25 @@ BLOCKS = {
 }
 
 
+PROSE = {"llama_json": prose.filter(lambda p: not p.lstrip().startswith(";") and not p.endswith("\r"))}  # `\r\n`
+PROSE["markdown_tools"] = prose.filter(lambda p: "```" not in p and "~~~" not in p).map(  # no fence of its own
+    lambda p: p if p.endswith("\n") else p + "\n"
+)  # a fence opens a line; the line break before it is text
+"""Per format, prose that cannot continue its blocks (after a llama_json call, `;` separates calls)."""
+
+
 @st.composite
 def documents(draw, fmt: str) -> tuple[str, str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
-    parts = [draw(prose)]
+    prose_ = PROSE.get(fmt, prose)
+    parts = [draw(prose_)]
     calls, tools = [], []
     for _ in range(draw(st.integers(0, 3))):
         block, block_calls, block_tools = draw(BLOCKS[fmt])
-        parts += [block, draw(prose)]
+        parts += [block, draw(prose_)]
         calls += block_calls
         tools += block_tools
+    declared = [tool["function"]["name"] for tool in tools]
+    assume(len(set(declared)) == len(declared))  # a request declares each tool once
     prose_only = "".join(parts[::2])
     return "".join(parts), prose_only, calls, tools or None
 
@@ -247,7 +394,10 @@ NOISE_ALPHABET += ["<minimax:tool_call>", "</minimax:tool_call>", '<invoke name=
 NOISE_ALPHABET += ['<parameter name="p">', "</parameter>", "<invoke name=", "<parameter name="]
 NOISE_ALPHABET += ["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]", "f", "abc123def"]
 NOISE_ALPHABET += ["<TOOL_CALLS>", "</TOOL_CALLS>", "f {", "g "]
+NOISE_ALPHABET += ["<function=f>", "</function>", "<parameter=p>", "<function="]
+NOISE_ALPHABET += ["\n```f a\n", "\n```\n", "~~~", "<tool-use>", "</tool-use>", '<f args="a">', "</f>", "&amp;"]
 NOISE_ALPHABET += ["\n[", "f(", "x=", ")", "'", "<|python_tag|>", "<|python_start|>", "<|python_end|>", "True"]
+NOISE_ALPHABET += ['\n{"name": "f", "parameters": ', '"type": "function", ', "; ", ".call(", "<|eom_id|>"]
 noise = st.lists(st.sampled_from(NOISE_ALPHABET) | st.text(max_size=3), max_size=40).map("".join)
 
 
@@ -280,7 +430,11 @@ def test_binary_noise_is_text(fmt, blob):
 
 INJECT = ["<tool_call>", "</tool_call>", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "<TOOL_CALLS>", "</TOOL_CALLS>"]
 INJECT += ["<minimax:tool_call>", '<invoke name="f">', "</invoke>", '<parameter name="p">', "</parameter>"]
+INJECT += ["<function=f>", "</function>", "<parameter=p>", "\n<parameter=p>\n", "<function=", "<parameter="]
 INJECT += ["\n[", "[f(", "<|python_tag|>", "<|python_start|>", "<|python_end|>", "<think>", "</think>"]
+INJECT += ['\n{"name": "f", "parameters": ', '"type": "function", ', ";", ".call(", "<|eom_id|>", '"' + "n" * 1100]
+INJECT += ["\n```f\n", "\n```\n", "\n````", "\n~~~", "`" * 70, "\n```f 'a", "<tool-use>", "</tool-use>", "</f>"]
+INJECT += ["&amp", "&#x1F600;", "&#xD800;", '<f args="', 'args="a b">', "\n```f " + "a " * 3000]
 INJECT += ["[]", "[ ]", "{}", "tomorrow", ",,", '"', "'", "\\", "=", ":", ")", "(", "]", "}", "{"]
 INJECT += ["1e", "1e+", "1e999", "0x1F", "1_000", "1j", "01", "-", ".5", "9" * 5000, "'\\N{BULLET}'"]
 INJECT += ["\ud800", "\\ud800", "\\ud83d\\ude00", "'\\ud83d\\ude00'", "x" * 1500, " " * 3000, "\t\n" * 500]

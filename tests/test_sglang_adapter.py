@@ -97,6 +97,20 @@ REQUIRED_SAMPLES = {
         '<TOOL_CALLS>\nget_weather {"city":"Paris"}\nsearch {"q":"x"}',
     ),
     "llama_pythonic": ('[get_weather(city="Paris")]', '[get_weather(city="Paris"), search(q="x")]'),
+    "llama_json": (
+        '{"name": "get_weather", "parameters": {"city": "Paris"}}',
+        '{"name": "get_weather", "parameters": {"city": "Paris"}}; {"name": "search", "parameters": {"q": "x"}}',
+    ),
+    "markdown_tools": ("```get_weather\nParis\n```", "```get_weather\nParis\n```\n```search\n```"),
+    "xml_tools": (
+        "<tool-use>\n<get_weather>\nParis\n</get_weather>\n</tool-use>",
+        "<tool-use>\n<get_weather>\nParis\n</get_weather>\n<search>\n</search>\n</tool-use>",
+    ),
+    "qwen_xml": (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n"
+        "<tool_call>\n<function=search>\n<parameter=q>\nx\n</parameter>\n</function>\n</tool_call>",
+    ),
 }
 """Per format: one call to get_weather as our template writes it, and two calls."""
 PROSE = "Sure, let me check."
@@ -107,13 +121,27 @@ def sglang_tools(tools: list[dict[str, Any]]) -> list[Tool]:
     return [Tool.model_validate(tool) for tool in tools]
 
 
-FORMATS = ("hermes_json", "llama_pythonic", "minimax_xml", "mistral_json", "tagged")
+FORMATS = (
+    "hermes_json",
+    "llama_json",
+    "llama_pythonic",
+    "minimax_xml",
+    "mistral_json",
+    "tagged",
+    "markdown_tools",
+    "xml_tools",
+    "qwen_xml",
+)
 DETECTOR_CLASSES = {
     "hermes_json": detectors.HermesJsonDetector,
     "llama_pythonic": detectors.LlamaPythonicDetector,
+    "llama_json": detectors.LlamaJsonDetector,
     "minimax_xml": detectors.MiniMaxXmlDetector,
     "mistral_json": detectors.MistralJsonDetector,
     "tagged": detectors.TaggedDetector,
+    "markdown_tools": detectors.MarkdownToolsDetector,
+    "xml_tools": detectors.XmlToolsDetector,
+    "qwen_xml": detectors.QwenXmlDetector,
 }
 CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
 
@@ -231,7 +259,7 @@ for name in {list(FORMATS)!r}:
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split("\n")[:6] == ["refused before load_plugins", *FORMATS]
+    assert out.stdout.split("\n")[: len(FORMATS) + 1] == ["refused before load_plugins", *FORMATS]
 
 
 # -- what SGLang asks of a detector ---------------------------------------------------------------
@@ -279,6 +307,10 @@ HELD = {
     "mistral_json": "[TOOL_CA",
     "tagged": "<TOOL_CA",
     "llama_pythonic": "<|python_ta",
+    "llama_json": "<|python_ta",
+    "markdown_tools": "\n``",
+    "xml_tools": "<tool-",
+    "qwen_xml": "<tool_",
 }
 
 
@@ -369,7 +401,10 @@ def sampling_constraint(fmt: str, tool_choice: Any, parallel: bool = True, token
 NAMED = ToolChoice(function={"name": "get_weather"})
 
 
-@pytest.mark.parametrize("fmt", ["hermes_json", "minimax_xml", "mistral_json", "tagged"])
+@pytest.mark.parametrize(
+    "fmt",
+    ["hermes_json", "llama_json", "minimax_xml", "mistral_json", "tagged", "markdown_tools", "xml_tools", "qwen_xml"],
+)
 def test_required_and_named_are_constrained_to_the_format(fmt, grammar_backend, smollm2_tokenizer):
     one, two = REQUIRED_SAMPLES[fmt]
     for choice, parallel in (("required", True), ("required", False), (NAMED, True)):
@@ -403,7 +438,7 @@ def test_llama_pythonic_required_uses_sglang_json_array():
 STRICT_TOOLS = [{**t, "function": {**t["function"], "strict": True}} for t in BASE_TOOLS]
 
 
-@pytest.mark.parametrize("fmt", ["hermes_json", "minimax_xml", "mistral_json", "tagged"])
+@pytest.mark.parametrize("fmt", ["hermes_json", "minimax_xml", "mistral_json", "tagged", "qwen_xml"])
 def test_strict_auto_is_constrained_and_compiles(fmt, grammar_backend, smollm2_tokenizer):
     """A strict tool with `tool_choice="auto"`: free text, calls following their schema."""
     from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest

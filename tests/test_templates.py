@@ -4,6 +4,7 @@ assistant turn with calls, the parser reads back as the same calls."""
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 from helpers import result_of
@@ -295,3 +296,231 @@ def test_llama_pythonic_round_trip_in_real_llama3_tokens(smollm2_tokenizer, llam
     result = result_of(run_chunks("llama_pythonic", token_chunks(*llama3_codec, turn)))
     assert [(c.name, c.arguments) for c in result.calls] == calls
     assert result.content == (content or None)
+
+
+def qwen_turn(rendered: str) -> str:
+    return rendered.split("<|im_start|>assistant\n")[-1].split("<|im_end|>")[0]
+
+
+def test_qwen_xml_prompt_and_history(smollm2_tokenizer):
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Paris?"},
+        {
+            "role": "assistant",
+            "content": "Let me check.",
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+                {"id": "b", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Lyon"}}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "b", "content": "rain"},
+    ]
+    out = render(smollm2_tokenizer, "qwen_xml", messages, tools=TOOLS, add_generation_prompt=True)
+    assert out.startswith("<|im_start|>system\nBe brief.\n\n# Tools")
+    assert "<function>\n<name>get_weather</name>\n<description>Get the weather</description>\n<parameters>" in out
+    assert "<parameter>\n<name>city</name>\n<type>string</type>\n</parameter>\n<required>[" in out
+    example = out.split("with nothing after it:\n\n")[1].split("\n\nRules:")[0]
+    assert [(c.name, c.arguments) for c in parse("qwen_xml", example).calls] == [
+        ("tool_name", {"first_parameter": "value", "second_parameter": "value"})
+    ]
+    turn = out.split("<|im_start|>assistant\n")[1].split("<|im_end|>")[0]
+    assert turn.startswith(
+        "Let me check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+    )
+    result = parse("qwen_xml", turn, tools=TOOLS)
+    assert result.content == "Let me check."
+    assert [(c.name, c.arguments) for c in result.calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_weather", {"city": "Lyon"}),
+    ]
+    tool_turn = "<|im_start|>user\n<tool_response>\nsunny\n</tool_response>\n<tool_response>\nrain"
+    tool_turn += "\n</tool_response><|im_end|>\n"
+    assert out.endswith(tool_turn + "<|im_start|>assistant\n")
+
+
+QWEN_STRINGS = st.text(max_size=20).filter(lambda v: not any(m in v for m in ("<parameter=", "</function>", "<|im_")))
+"""Strings the qwen_xml grammar reads back (module docstring of formats/qwen_xml.py: a value cannot hold a
+line that starts with `<parameter=`, nor `</function>` followed by a block tag)."""
+QWEN_HARD_STRINGS = st.sampled_from(["", "\n", "\n\nx\n\n", "</parameter>", "a</parameter>\n<b>", "<tool_call>", " 5 "])
+
+
+@st.composite
+def qwen_typed_calls(draw):
+    kinds = {**MINIMAX_KINDS, "string": QWEN_STRINGS | QWEN_HARD_STRINGS}
+    calls, tools = [], []
+    for i in range(draw(st.integers(1, 3))):
+        types = draw(st.dictionaries(names, st.sampled_from(sorted(kinds)), max_size=4))
+        args = {key: draw(kinds[kind]) for key, kind in types.items()}
+        properties = {key: {"type": kind} for key, kind in types.items()}
+        name = f"tool_{i}"
+        tools.append({"type": "function", "function": {"name": name, "parameters": {"properties": properties}}})
+        calls.append((name, args))
+    return calls, tools
+
+
+@settings(max_examples=60, deadline=None)
+@given(qwen_typed_calls(), st.sampled_from(["", "Sure."]))
+def test_qwen_xml_round_trip_in_real_qwen_tokens(smollm2_tokenizer, qwen_codec, calls_and_tools, content):
+    """Render with the template, tokenize with Qwen's tokenizer (`<tool_call>` one token), stream the
+    token deltas back through the parser: the same calls, typed by the tools' schemas."""
+    from helpers import run_chunks, token_chunks
+
+    calls, tools = calls_and_tools
+    message = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
+    }
+    out = render(smollm2_tokenizer, "qwen_xml", [{"role": "user", "content": "go"}, message], tools=tools)
+    result = result_of(run_chunks("qwen_xml", token_chunks(*qwen_codec, qwen_turn(out)), tools))
+    assert [(c.name, c.arguments) for c in result.calls] == calls
+    assert result.content == (content or None)
+
+
+def test_llama_json_prompt_and_history(smollm2_tokenizer):
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Paris and Tokyo?"},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+                {"type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tōkyō"}'}},
+            ],
+        },
+        {"role": "tool", "content": "sunny"},
+    ]
+    out = render(smollm2_tokenizer, "llama_json", messages, tools=TOOLS, add_generation_prompt=True)
+    system = out.split("<|eot_id|>")[0].removeprefix(smollm2_tokenizer.bos_token)
+    assert system.startswith("<|start_header_id|>system<|end_header_id|>\n\nEnvironment: ipython\n\nBe brief.\n\n")
+    assert '{"name": function name, "parameters": dictionary of argument names and values}' in system
+    assert json.dumps(TOOLS[0]["function"], ensure_ascii=False) in system
+    turn = out.split("<|start_header_id|>assistant<|end_header_id|>\n\n")[1].split("<|eot_id|>")[0]
+    assert turn == 'Checking.\n{"name": "get_weather", "parameters": {"city": "Paris"}}; ' + (
+        '{"name": "get_weather", "parameters": {"city": "Tōkyō"}}'
+    )
+    result = parse("llama_json", turn, TOOLS)
+    assert result.content == "Checking."
+    calls = [(c.name, c.arguments) for c in result.calls]
+    assert calls == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tōkyō"})]
+    assert "<|start_header_id|>ipython<|end_header_id|>\n\nsunny<|eot_id|>" in out
+    assert out.endswith("<|start_header_id|>assistant<|end_header_id|>\n\n")
+    in_user = render(
+        smollm2_tokenizer,
+        "llama_json",
+        messages[1:2],
+        tools=TOOLS,
+        tools_in_user_message=True,
+        add_generation_prompt=True,
+    )
+    user = in_user.split("<|start_header_id|>user<|end_header_id|>\n\n")[1]
+    assert json.dumps(TOOLS[0]["function"]) in user and user.split("<|eot_id|>")[0].endswith("\nParis and Tokyo?")
+    assert "The functions" not in in_user.split("<|start_header_id|>user")[0]
+
+
+llama_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,12}", fullmatch=True)
+tricky_text = st.lists(
+    st.sampled_from(['"', "\\", "\n", "; {", '{"name": "x", "parameters": {}}', "<|python_tag|>", "ü", "🌧"])
+    | st.text(max_size=5),
+    max_size=4,
+).map("".join)
+llama_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | tricky_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(tricky_text, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(llama_names, st.dictionaries(tricky_text, llama_values, max_size=3)), min_size=1, max_size=3),
+    st.sampled_from(["", "Sure.", "Let me check.\n\n"]),
+)
+def test_llama_json_round_trip_in_real_llama3_tokens(smollm2_tokenizer, llama3_codec, calls, content):
+    """Render with the template, tokenize with Llama 3's tokenizer (llama-models), stream the token
+    deltas back through the parser: the same calls and content."""
+    from helpers import run_chunks, token_chunks
+
+    message = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
+    }
+    out = render(smollm2_tokenizer, "llama_json", [{"role": "user", "content": "go"}, message])
+    turn = out.split("<|start_header_id|>assistant<|end_header_id|>\n\n")[-1].removesuffix("<|eot_id|>")
+    result = result_of(run_chunks("llama_json", token_chunks(*llama3_codec, turn)))
+    assert [(c.name, c.arguments) for c in result.calls] == calls
+    assert result.content == (content.strip() or None)
+
+
+# -- markdown_tools and xml_tools (issue 13) --------------------------------------------------------
+
+block_identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+block_text = (
+    st.lists(
+        st.sampled_from(
+            ["```", "````", "~~~", "\n", "'", '"', "\\", " ", "\t", "&amp;", "<", ">", "&", "</f>", "ü", "`"]
+        )
+        | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=5),
+        max_size=6,
+    )
+    .map("".join)
+    .filter(lambda t: unicodedata.normalize("NFC", t) == t)
+)  # what a BPE round-trips
+block_word = block_text.map(lambda w: w.replace("\n", "").replace("\r", ""))  # a word never spans lines
+
+
+@st.composite
+def block_calls(draw) -> tuple[list[tuple[str, dict]], list[dict]]:
+    """Calls of tools whose required string parameters are words and a body, with their tools."""
+    calls, tools = [], []
+    for i in range(draw(st.integers(1, 3))):
+        name = f"{draw(block_identifiers)}_{i}"
+        params = draw(st.lists(block_identifiers, max_size=3, unique=True))
+        args = {p: draw(block_word) for p in params[:-1]} | ({params[-1]: draw(block_text)} if params else {})
+        properties = {p: {"type": "string"} for p in params}
+        tools.append({"type": "function", "function": {"name": name, "parameters": {
+            "type": "object", "properties": properties, "required": params}}})  # fmt: skip
+        calls.append((name, args))
+    return calls, tools
+
+
+@settings(max_examples=60, deadline=None)
+@given(block_calls(), st.sampled_from(["", "Sure.", "Here:\n```python\nx = 1\n```"]))
+@pytest.mark.parametrize("fmt", ["markdown_tools", "xml_tools"])
+def test_tool_block_round_trip(smollm2_tokenizer, qwen_codec, fmt, calls_and_tools, content):
+    """History calls rendered as blocks (words shell-quoted, fences longer than the body's, XML
+    escaped) parse back to themselves, in Qwen's real token deltas; a fenced answer stays content."""
+    from helpers import run_chunks, token_chunks
+
+    calls, tools = calls_and_tools
+    message = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
+    }
+    out = render(smollm2_tokenizer, fmt, [{"role": "user", "content": "go"}, message], tools=tools)
+    turn = out.split("<|im_start|>assistant\n")[-1].removesuffix("<|im_end|>\n")
+    result = result_of(run_chunks(fmt, token_chunks(*qwen_codec, turn), tools))
+    assert [(c.name, c.arguments) for c in result.calls] == calls
+    assert result.content == (content or None)
+
+
+@pytest.mark.parametrize("fmt", ["markdown_tools", "xml_tools"])
+def test_tool_block_prompt_shows_each_tool_as_its_block(smollm2_tokenizer, fmt):
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}
+    save = {
+        "name": "save",
+        "description": "Write a file",
+        "parameters": {**parameters, "required": ["path", "content"]},
+    }
+    messages = [{"role": "user", "content": "go"}]
+    prompt = render(
+        smollm2_tokenizer, fmt, messages, tools=[{"type": "function", "function": save}], add_generation_prompt=True
+    )
+    shown = "```save <path>\n<content>\n```" if fmt == "markdown_tools" else '<save args="<path>">\n<content>\n</save>'
+    assert shown in prompt and "Write a file" in prompt
+    assert prompt.endswith("<|im_start|>assistant\n")

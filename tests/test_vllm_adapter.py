@@ -109,7 +109,17 @@ def complete_through(tokenizer, text: str, request, reasoning: str | None = None
     return reasoning_text, content, calls or []
 
 
-FORMATS = ("hermes_json", "llama_pythonic", "minimax_xml", "mistral_json", "tagged")
+FORMATS = (
+    "hermes_json",
+    "llama_json",
+    "llama_pythonic",
+    "minimax_xml",
+    "mistral_json",
+    "tagged",
+    "markdown_tools",
+    "xml_tools",
+    "qwen_xml",
+)
 CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
 
 
@@ -195,6 +205,10 @@ SAMPLES = {
     "mistral_json": ("[TOOL_CALLS]search[ARGS]{}", "[TOOL_CALLS]search[ARGS]"),
     "tagged": ("<TOOL_CALLS>\nsearch {}\n</TOOL_CALLS>", "<TOOL_CALLS>"),
     "llama_pythonic": ("\n[search(q=1)]", None),  # required/named: vLLM's own JSON constraint
+    "llama_json": ('\n{"name": "search", "parameters": {}}', '{\\"name\\": \\"search\\", \\"parameters\\": '),
+    "markdown_tools": ("```search\n```", "```search"),
+    "xml_tools": ("<tool-use><search></search></tool-use>", "<tool-use>"),
+    "qwen_xml": ("<tool_call>\n<function=search>\n</function>\n</tool_call>", "<tool_call>\\n<function=search>"),
 }
 PARSER_CLASSES = {
     "hermes_json": "HermesJsonToolParser",
@@ -202,6 +216,10 @@ PARSER_CLASSES = {
     "mistral_json": "MistralJsonToolParser",
     "tagged": "TaggedToolParser",
     "llama_pythonic": "LlamaPythonicToolParser",
+    "llama_json": "LlamaJsonToolParser",
+    "markdown_tools": "MarkdownToolsToolParser",
+    "xml_tools": "XmlToolsToolParser",
+    "qwen_xml": "QwenXmlToolParser",
 }
 
 
@@ -301,3 +319,22 @@ def test_mistral_named_choice_is_constrained_to_v11_calls(tokenizer):
     tag = json.loads(request.structured_outputs.structural_tag)
     assert [t["begin"] for t in tag["format"]["tags"]] == ["[TOOL_CALLS]search[ARGS]"]  # the tokenizer has [ARGS]
     assert tag["format"]["stop_after_first"] is True
+
+
+QWEN_CALL = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<think>\nWants weather.\n</think>\n\nOk.\n" + QWEN_CALL, ("Wants weather.", "Ok.", ["get_weather"])),
+        ("Wants weather.\n</think>\n\n" + QWEN_CALL, ("Wants weather.", None, ["get_weather"])),  # template-opened
+    ],
+)
+def test_qwen_xml_with_the_qwen3_reasoning_parser(tokenizer, text, expected):
+    """Qwen3.5 / 3.6 think first: vLLM's `qwen3` reasoning parser takes the reasoning, ours the calls."""
+    request = make_request()
+    reasoning_text, content, calls = complete_through(tokenizer, text, request, "qwen3", fmt="qwen_xml")
+    assert (reasoning_text.strip(), content, [c.name for c in calls]) == expected
+    streamed = stream_through(tokenizer, text, request, "qwen3", fmt="qwen_xml")
+    assert (streamed["reasoning"].strip(), streamed["content"], [c["name"] for c in streamed["calls"]]) == expected

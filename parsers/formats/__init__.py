@@ -10,10 +10,14 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.stream import FormatStream
 from .hermes_json import HermesJsonStream
+from .llama_json import LlamaJsonStream
 from .llama_pythonic import LlamaPythonicStream
+from .markdown_tools import MarkdownToolsStream
 from .minimax_xml import MiniMaxXmlStream
 from .mistral_json import MistralJsonStream
+from .qwen_xml import QwenXmlStream
 from .tagged import TaggedStream
+from .xml_tools import XmlToolsStream
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,18 @@ FORMATS: dict[str, Format] = {
             LlamaPythonicStream,
         ),
         Format("tagged", "<TOOL_CALLS> then one `name {json}` per line", TaggedStream),
+        Format(
+            "llama_json",
+            '{"name": .., "parameters": {..}} (a line start or after <|python_tag|>; several joined by ";")',
+            LlamaJsonStream,
+        ),
+        Format("markdown_tools", "```tool word..\\nbody\\n``` (gptme's fenced tool blocks)", MarkdownToolsStream),
+        Format("xml_tools", '<tool-use><tool args="word..">body</tool></tool-use> (gptme)', XmlToolsStream),
+        Format(
+            "qwen_xml",
+            "<tool_call>\\n<function=f>\\n<parameter=p>\\nv\\n</parameter>\\n</function>\\n</tool_call> (Qwen3-Coder)",
+            QwenXmlStream,
+        ),
     )
 }
 

@@ -40,21 +40,22 @@ from ..core.json_lexer import json_string_body
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
-from ..core.typed_values import ValueWriter, decoded_string
+from ..core.typed_values import decoded_string
+from ..core.xml_parameters import ParameterValueReader, ValueEnd
 
 START, END = "<minimax:tool_call>", "</minimax:tool_call>"
 INVOKE_OPEN, INVOKE_CLOSE = "<invoke name=", "</invoke>"
 PARAM_OPEN, PARAM_CLOSE = "<parameter name=", "</parameter>"
-VALUE_FOLLOWERS = ("<parameter", INVOKE_CLOSE)
-"""What ends a value when it follows a `</parameter>` (after whitespace)."""
+VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<parameter", INVOKE_CLOSE))
+"""A `</parameter>` ends a value when the next parameter or the invoke's end follows (after whitespace)."""
 
 _WS = re.compile(r"\s*")
 _BARE_NAME_END = re.compile("[<>]")
 
 # States: text outside blocks; in a block between invokes; in an invoke between parameters; in a
-# tag's NAME; after a quoted NAME (before its `>`); in a VALUE; after a `</parameter>` that may end
-# the value; in a broken invoke, skipping to its `</invoke>`.
-_TEXT, _BLOCK, _INVOKE, _NAME, _NAME_END, _VALUE, _VALUE_END, _SKIP = range(8)
+# tag's NAME; after a quoted NAME (before its `>`); in a VALUE (up to the `</parameter>` that ends
+# it); in a broken invoke, skipping to its `</invoke>`.
+_TEXT, _BLOCK, _INVOKE, _NAME, _NAME_END, _VALUE, _SKIP = range(7)
 
 
 class MiniMaxXmlStream(FormatStream):
@@ -71,7 +72,6 @@ class MiniMaxXmlStream(FormatStream):
     ) -> None:
         super().__init__(tools, id_factory)
         self._outside = OutsideCalls(self._text, [START], think_markers)
-        self._value_scanner = MarkerScanner([PARAM_CLOSE])
         self._skip_scanner = MarkerScanner([INVOKE_CLOSE, END])
         self._state = _TEXT
         self._raw: list[str] = []  # markup and values of the current block or invoke: text if it breaks
@@ -82,9 +82,7 @@ class MiniMaxXmlStream(FormatStream):
         self._schema: dict[str, Any] = {}  # the invoked tool's parameter schemas
         self._arguments: dict[str, Any] = {}
         self._param = ""
-        self._value: ValueWriter | None = None
-        self._value_close: list[str] = []  # a `</parameter>` and the whitespace after it, not yet known as markup
-        self._oversize: str | None = None  # the arguments passed their bound inside the current value
+        self._value = ParameterValueReader([VALUE_END], self._send_args, self._raw_append, self.limits)
         self._readers = {
             _TEXT: self._scan_text,
             _BLOCK: self._scan_block,
@@ -92,7 +90,6 @@ class MiniMaxXmlStream(FormatStream):
             _NAME: self._scan_name,
             _NAME_END: self._scan_name_end,
             _VALUE: self._scan_value,
-            _VALUE_END: self._scan_value_end,
             _SKIP: self._scan_skip,
         }
 
@@ -206,7 +203,6 @@ class MiniMaxXmlStream(FormatStream):
         self._arguments = {}
         properties = self.tools.schemas.get(name, {}).get("properties")
         self._schema = properties if isinstance(properties, dict) else {}
-        self._oversize = None
         self._state = _INVOKE
 
     def _scan_invoke(self, text: str, pos: int) -> int | None:
@@ -236,64 +232,24 @@ class MiniMaxXmlStream(FormatStream):
         self._call_args(self._key, separator + '"' + json_string_body(name) + '": ')
         self._arguments[name] = None
         self._param = name
-        self._value = ValueWriter(self._schema.get(name) if self.tools else None, self.limits)
+        self._value.begin(self._schema.get(name) if self.tools else None)
         self._state = _VALUE
 
     # -- values ----------------------------------------------------------------------------------
 
     def _scan_value(self, text: str, pos: int) -> int | None:
-        """Value text up to the next `</parameter>`, which `_scan_value_end` then judges."""
-        m = self._value_scanner.search(text, pos)
-        if m is None:
-            cut = self._value_scanner.releasable(text, pos)
-            self._value_text(text[pos:cut])
-            return cut if cut > pos else None  # all of it may be a `</parameter>` arriving
-        self._value_text(text[pos : m.start()])
-        self._value_close = [PARAM_CLOSE]
-        self._state = _VALUE_END
-        return m.end()
-
-    def _scan_value_end(self, text: str, pos: int) -> int | None:
-        """After a `</parameter>`: whitespace (kept aside), then a follower ends the value; anything
-        else makes the `</parameter>` and the whitespace part of the value."""
-        end = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        if end > pos:
-            self._value_close.append(text[pos:end])
-            return end
-        if any(text.startswith(follower, pos) for follower in VALUE_FOLLOWERS):
-            self._raw += self._value_close
-            self._value_close = []
-            self._finish_value()
+        """Value text up to the `</parameter>` that ends it (`core.xml_parameters`)."""
+        at, end, value = self._value.read(text, pos)
+        if end is not None:
+            self._arguments[self._param] = value
             self._state = _INVOKE
-            return pos
-        if any(len(text) - pos < len(f) and f.startswith(text[pos:]) for f in VALUE_FOLLOWERS):
-            return None  # a follower may be arriving
-        data = "".join(self._value_close)
-        self._value_close = []
-        self._state = _VALUE
-        self._value_text(data)
-        return pos
+        return at
 
-    def _value_text(self, text: str) -> None:
-        if not text:
-            return
-        assert self._value is not None
-        fragment = self._value.feed(text)
-        if self._oversize is None:
-            try:
-                self._call_args(self._key, fragment)
-            except NotACall as err:  # acted on where the value ends: a place the text fixes
-                self._oversize = str(err)
-        self._raw.append(text)
-
-    def _finish_value(self) -> None:
-        assert self._value is not None
-        if self._oversize is not None:
-            raise NotACall(self._oversize)
-        fragment, value = self._value.finish()
+    def _send_args(self, fragment: str) -> None:
         self._call_args(self._key, fragment)
-        self._arguments[self._param] = value
-        self._value = None
+
+    def _raw_append(self, text: str) -> None:
+        self._raw.append(text)
 
     # -- recovery --------------------------------------------------------------------------------
 
@@ -301,8 +257,6 @@ class MiniMaxXmlStream(FormatStream):
         """The current invoke (or block) breaks the grammar: it becomes text, the rest goes on."""
         self._reject(f"not a valid tool call ({err})", self._pending_text())
         self._raw = []
-        self._value_close = []
-        self._value = None
         self._state = _TEXT if self._state == _BLOCK else _SKIP
         return pos if err.pos is None else err.pos
 
@@ -324,15 +278,12 @@ class MiniMaxXmlStream(FormatStream):
         return m.end()
 
     def _close(self) -> None:
-        if self._state in (_INVOKE, _NAME, _NAME_END, _VALUE, _VALUE_END) or (
-            self._state == _BLOCK and self._block_calls == 0
-        ):
+        if self._state in (_INVOKE, _NAME, _NAME_END, _VALUE) or (self._state == _BLOCK and self._block_calls == 0):
             self._reject("the output ended inside a tool call", self._pending_text() + self._buf)
         else:
             self._text(self._pending_text() + self._buf)
         self._raw = []
-        self._value_close = []
         self._buf = ""
 
     def _pending_text(self) -> str:
-        return "".join(self._raw) + "".join(self._value_close)
+        return "".join(self._raw) + (self._value.pending() if self._state == _VALUE else "")

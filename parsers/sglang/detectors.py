@@ -5,9 +5,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..formats.llama_json import PYTHON_TAG
+from ..formats.llama_json import required_constraint as llama_json_constraint
+from ..formats.markdown_tools import required_constraint as markdown_constraint
 from ..formats.mistral_json import ARGS, MARKER
 from ..formats.mistral_json import required_constraint as mistral_constraint
+from ..formats.qwen_xml import auto_constraint as qwen_auto_constraint
+from ..formats.qwen_xml import required_constraint as qwen_required_constraint
 from ..formats.tagged import required_constraint as tagged_constraint
+from ..formats.xml_tools import START as XML_TOOLS_START
+from ..formats.xml_tools import required_constraint as xml_tools_constraint
 from .adapter import FormatDetector
 from .constraints import (
     hermes_required_constraint,
@@ -45,6 +52,22 @@ class MiniMaxXmlDetector(FormatDetector):
 
     def _auto_constraint(self, schemas: dict[str, dict[str, Any]], single: bool) -> dict[str, Any] | None:
         return minimax_auto_constraint(schemas, single)
+
+
+class QwenXmlDetector(FormatDetector):
+    """`--tool-call-parser qwen_xml`. `tool_choice="required"` or a named tool constrain decoding to
+    `<tool_call>` blocks (one function each) whose parameters follow the schema; strict `auto`
+    constrains each call the model opens."""
+
+    format_name = "qwen_xml"
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        return qwen_required_constraint(schemas, only, single)
+
+    def _auto_constraint(self, schemas: dict[str, dict[str, Any]], single: bool) -> dict[str, Any] | None:
+        return qwen_auto_constraint(schemas, single)
 
 
 _V11: dict[int, tuple[Any, bool]] = {}
@@ -125,3 +148,54 @@ class LlamaPythonicDetector(FormatDetector):
 
     def supports_structural_tag(self) -> bool:
         return False
+
+
+class MarkdownToolsDetector(FormatDetector):
+    """`--tool-call-parser markdown_tools`: gptme-style fenced tool blocks, calls only to declared
+    tools. `tool_choice="required"` or a named tool constrain decoding to fenced blocks of the
+    requested tools."""
+
+    format_name = "markdown_tools"
+
+    def _may_call_declared_tools(self, text: str) -> bool:
+        return "```" in text or "~~~" in text
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        return markdown_constraint(schemas, only, single)
+
+
+class XmlToolsDetector(FormatDetector):
+    """`--tool-call-parser xml_tools`: gptme-style `<tool-use>` blocks, calls only to declared
+    tools. `tool_choice="required"` or a named tool constrain decoding to one such block."""
+
+    format_name = "xml_tools"
+
+    def _may_call_declared_tools(self, text: str) -> bool:
+        return XML_TOOLS_START in text
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        return xml_tools_constraint(schemas, only, single)
+
+
+class LlamaJsonDetector(FormatDetector):
+    """`--tool-call-parser llama_json`: Llama 3.1 / 3.2 / 3.3 JSON calls (and 3.1's built-in tools
+    after `<|python_tag|>`). `tool_choice="required"` or a named tool constrain decoding to
+    `{"name": .., "parameters": ..}` objects joined by `; `; strict `auto` to a call after the tag."""
+
+    format_name = "llama_json"
+    structure_begin = PYTHON_TAG + '{{"name": "{name}", "parameters": '
+    structure_end = "}"
+    structure_trigger = PYTHON_TAG
+
+    def _may_call_declared_tools(self, text: str) -> bool:
+        # Code after the tag is a call only when `code_interpreter` is declared: see formats/llama_json.py.
+        return PYTHON_TAG in text
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        return llama_json_constraint(schemas, only, single)

@@ -7,9 +7,13 @@ from typing import Any
 
 from ..core.events import Event
 from ..core.stream import FormatStream
+from ..formats.llama_json import required_constraint as llama_json_constraint
+from ..formats.markdown_tools import required_constraint as markdown_constraint
 from ..formats.mistral_json import ARGS, MARKER, MistralJsonStream
 from ..formats.mistral_json import required_constraint as mistral_constraint
+from ..formats.qwen_xml import required_constraint as qwen_constraint
 from ..formats.tagged import required_constraint as tagged_constraint
+from ..formats.xml_tools import required_constraint as xml_tools_constraint
 from .adapter import FormatToolParser
 
 
@@ -30,6 +34,21 @@ class MiniMaxXmlToolParser(FormatToolParser):
     format_name = "minimax_xml"
     structural_tag_model = "minimax"
     supports_required_and_named = False
+
+
+class QwenXmlToolParser(FormatToolParser):
+    """`--tool-call-parser qwen_xml`. For `tool_choice="required"` or a named tool, decoding is
+    constrained to `<tool_call>` blocks (one call each) whose `<parameter=..>` lines follow the schema
+    and that end the output. (vLLM's own `qwen_3_coder` tag allows free text around and after the
+    calls, so a model may never stop.)"""
+
+    format_name = "qwen_xml"
+    supports_required_and_named = False
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        return qwen_constraint(schemas, only, single)
 
 
 _TOKEN_IDS: dict[int, tuple[Any, dict[str, int | None]]] = {}
@@ -125,3 +144,44 @@ class LlamaPythonicToolParser(FormatToolParser):
 
     format_name = "llama_pythonic"
     supports_required_and_named = True
+
+
+class MarkdownToolsToolParser(FormatToolParser):
+    """`--tool-call-parser markdown_tools`: gptme-style fenced tool blocks. vLLM has no tag for
+    them: `tool_choice="required"` or a named tool constrain decoding to fenced blocks of the
+    requested tools (none when no requested tool can be written as a block)."""
+
+    format_name = "markdown_tools"
+    supports_required_and_named = False
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        return markdown_constraint(schemas, only, single)
+
+
+class XmlToolsToolParser(FormatToolParser):
+    """`--tool-call-parser xml_tools`: gptme-style `<tool-use>` blocks. `tool_choice="required"` or
+    a named tool constrain decoding to one such block of the requested tools' elements."""
+
+    format_name = "xml_tools"
+    supports_required_and_named = False
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        return xml_tools_constraint(schemas, only, single)
+
+
+class LlamaJsonToolParser(FormatToolParser):
+    """`--tool-call-parser llama_json`: Llama 3.1 / 3.2 / 3.3 JSON calls (and 3.1's built-in tools
+    after `<|python_tag|>`). `tool_choice="required"` or a named tool constrain decoding to
+    `{"name": .., "parameters": ..}` objects joined by `; `, which start the output."""
+
+    format_name = "llama_json"
+    supports_required_and_named = False
+
+    def _required_constraint(
+        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
+    ) -> dict[str, Any] | None:
+        return llama_json_constraint(schemas, only, single)

@@ -1,0 +1,197 @@
+"""Reading one raw-text parameter value of an XML-like tool-call format, up to the tag that ends it.
+
+Formats such as MiniMax-M2's and Qwen3-Coder's write a parameter as an open tag, the value as raw
+text with no escaping, and a close tag: `<parameter name="p">VALUE</parameter>`,
+`<parameter=p>\\nVALUE\\n</parameter>`. With no escaping, a value may hold the close tag itself (a
+file that holds XML), so a tag ends the value only where what follows it says so:
+
+- An end tag with followers (`</parameter>` followed, after whitespace, by the next `<parameter` or
+  the function's close) ends the value only when one of them follows; otherwise the tag and the
+  whitespace after it are part of the value. An end may also accept the end of the output as its
+  follower (`ValueEnd.at_end_of_output`).
+- An end tag without followers ends the value wherever it stands, or only at the start of a line
+  (`ValueEnd.line_start`): Qwen3-Coder models sometimes drop a `</parameter>`, and the next
+  parameter's open tag on its own line then ends the value. Such a tag is left for the format to
+  read (`ValueEnd.kept`: how much of it belongs to the value's markup).
+- With `framing_newlines`, one newline right after the open tag and one right before the end are
+  markup (Qwen3-Coder's template writes the value on its own lines), not data.
+
+The value is typed by its JSON schema and streamed by `core.typed_values.ValueWriter`. What the
+reader holds back is bounded: a partial end tag or follower (both short), and with framing
+newlines one newline; whitespace after an end tag is consumed as it arrives, never held.
+A size bound of the call's arguments crossed inside a value is reported where the value ends (a
+place the text fixes), so the outcome does not depend on how the text was chunked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .limits import Limits
+from .markers import MarkerScanner
+from .stream import NotACall
+from .typed_values import ValueWriter
+
+_WS = re.compile(r"\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class ValueEnd:
+    """A tag that may end a parameter's value (see the module docstring)."""
+
+    tag: str
+    followers: tuple[str, ...] = ()
+    """What must follow the tag (after whitespace) for it to end the value; none: it always does."""
+    at_end_of_output: bool = False
+    """The end of the output, right after the tag and its whitespace, ends the value too."""
+    line_start: bool = False
+    """A tag without followers ends the value only at the start of a line of the value."""
+    kept: int | None = None
+    """How many characters of a tag without followers the value's markup takes (None: all); the rest
+    is left for the format to read."""
+
+
+class ParameterValueReader:
+    """Reads one value after another (`begin`, then `read` until it reports the end that closed it).
+
+    `send(fragment)` passes a piece of the arguments JSON on (it may raise NotACall past the size
+    bound); `keep(text)` records text read as part of the call, which the format returns as text if
+    the call breaks.
+    """
+
+    def __init__(
+        self,
+        ends: Sequence[ValueEnd],
+        send: Callable[[str], None],
+        keep: Callable[[str], None],
+        limits: Limits,
+        *,
+        framing_newlines: bool = False,
+    ) -> None:
+        self._ends = {end.tag: end for end in ends}
+        self._scanner = MarkerScanner(self._ends)
+        self._send = send
+        self._keep = keep
+        self._limits = limits
+        self._framing = framing_newlines
+        self._writer: ValueWriter | None = None
+        self._at_start = True  # nothing of the value read yet (a framing newline may come)
+        self._line_start = False  # the value's text so far ends a line
+        self._newline = ""  # a trailing newline not sent yet: framing if the value ends here
+        self._end: ValueEnd | None = None  # an end tag read, waiting for what follows it
+        self._closing: list[str] = []  # that tag and the whitespace after it, not yet known as markup
+        self._oversize: str | None = None  # the arguments passed their bound inside this value
+
+    def begin(self, schema: Any) -> None:
+        """A new value, typed by `schema` (None: no schema)."""
+        self._writer = ValueWriter(schema, self._limits)
+        self._at_start = True
+        self._line_start = False
+        self._newline = ""
+        self._end = None
+        self._closing = []
+        self._oversize = None
+
+    def pending(self) -> str:
+        """Text read but neither kept nor sent: an end tag (and whitespace) still being judged."""
+        return "".join(self._closing)
+
+    def read(self, text: str, pos: int) -> tuple[int | None, ValueEnd | None, Any]:
+        """Read value text from `pos`: (where reading goes on, or None to hold the rest; the end that
+        closed the value, or None while it goes on; the value once it is closed). Raises NotACall
+        (with the position where reading goes on) when the closed value breaks the call."""
+        if self._end is not None:
+            return self._read_after_end(text, pos)
+        if self._at_start and self._framing:
+            self._at_start = False
+            if text[pos] == "\n":
+                self._keep("\n")
+                self._line_start = True
+                return pos + 1, None, None
+        self._at_start = False
+        m = self._scanner.search(text, pos)
+        if m is None:
+            cut = self._scanner.releasable(text, pos)
+            self._data(text[pos:cut])
+            return (cut if cut > pos else None), None, None
+        self._data(text[pos : m.start()])
+        end = self._ends[m.group()]
+        if end.followers or end.at_end_of_output:
+            self._end = end
+            self._closing = [m.group()]
+            return m.end(), None, None
+        if end.line_start and not self._line_start:
+            self._data(m.group())
+            return m.end(), None, None
+        at = m.start() + (len(end.tag) if end.kept is None else end.kept)
+        self._keep(text[m.start() : at])
+        return at, end, self._close(at)
+
+    def _read_after_end(self, text: str, pos: int) -> tuple[int | None, ValueEnd | None, Any]:
+        """After an end tag with followers: whitespace (kept aside), then a follower closes the
+        value; anything else makes the tag and the whitespace part of the value."""
+        end = self._end
+        assert end is not None
+        ws_end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if ws_end > pos:
+            self._closing.append(text[pos:ws_end])
+            return ws_end, None, None
+        if any(text.startswith(follower, pos) for follower in end.followers):
+            return pos, end, self._close_with_tag(pos)
+        if any(len(text) - pos < len(f) and f.startswith(text[pos:]) for f in end.followers):
+            return None, None, None  # a follower may be arriving
+        data = "".join(self._closing)
+        self._end = None
+        self._closing = []
+        self._data(data)
+        return self.read(text, pos)
+
+    def end_of_output(self) -> tuple[ValueEnd | None, Any]:
+        """The output ended here: the end this closes the value with (and the value), or None."""
+        end = self._end
+        if end is None or not end.at_end_of_output:
+            return None, None
+        return end, self._close_with_tag(None)
+
+    def _close_with_tag(self, resume: int | None) -> Any:
+        self._keep("".join(self._closing))
+        self._closing = []
+        return self._close(resume)
+
+    def _data(self, text: str) -> None:
+        """Value text: kept, and sent (a trailing newline waits when it may be framing)."""
+        if not text:
+            return
+        self._keep(text)
+        self._line_start = text.endswith("\n")
+        if self._framing:
+            text = self._newline + text
+            self._newline = "\n" if self._line_start else ""
+            text = text[: len(text) - len(self._newline)]
+        if not text:
+            return
+        assert self._writer is not None
+        fragment = self._writer.feed(text)
+        if self._oversize is None:
+            try:
+                self._send(fragment)
+            except NotACall as err:  # acted on where the value ends: a place the text fixes
+                self._oversize = str(err)
+
+    def _close(self, resume: int | None) -> Any:
+        """The value is complete (a trailing newline waiting is framing): send the rest of its JSON
+        and return it. NotACall carries `resume`, where reading goes on."""
+        writer, self._writer = self._writer, None
+        self._end = None
+        assert writer is not None
+        try:
+            if self._oversize is not None:
+                raise NotACall(self._oversize)
+            fragment, value = writer.finish()
+            self._send(fragment)
+        except NotACall as err:
+            raise NotACall(str(err), resume) from None
+        return value

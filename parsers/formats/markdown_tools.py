@@ -1,0 +1,361 @@
+"""`markdown_tools`: gptme-style tool calls as fenced code blocks whose info string is the tool name and
+its positional arguments.
+
+Grammar, as this machine reads it (line by line; a line ends at `\\n`)::
+
+    output  := (line | think | fence)*
+    think   := "<think>" text "</think>"                 # everything inside is text, never a fence
+    fence   := OPEN INFO NL body [CLOSE]                  # at a line start
+    OPEN    := " "{0,3} ("`"{3,64} | "~"{3,64})
+    INFO    := NAME [ [ \\t]+ WORDS ]                      # for a backtick fence: no backtick in it
+    CLOSE   := NL " "{0,3} RUN [ \\t\\r]* ("\\n" | end of output)
+                                                          # RUN: the fence's character, at least as
+                                                          # many as OPEN has, at most 64
+    NL      := "\\r\\n" | "\\n"                             # one line break, CRLF or LF
+
+A fence is a **call** when NAME (the info string's first word) is a tool the request declares, the
+tool's schema maps onto WORDS and the body (`tool_blocks`: required string parameters in declaration
+order, the body fills the last one), and the fence is closed. Every other fence is content, and
+pairs as CommonMark pairs fences: a line like ```` ```save x ```` inside a ```` ```python ```` block is
+part of that block's content, never a call. The body is the text between the opening line and the
+closing fence line, without the line break before the closing fence (`\\r\\n` or `\\n`: a `\\r\\n` is
+one line break wherever a line break is framing, so the opening line's `\\r` is not part of the info
+string either; line breaks inside the body stay as written), so a body may hold a shorter fence or
+one of the other character. A line that only looks like a fence (a backtick in a backtick
+fence's info string) is text.
+
+Decisions and error cases (each block that names a declared tool but is not a call is content, with
+one logged reason; a fence naming no declared tool is content, silently):
+
+- More than 64 fence characters is not a fence here (CommonMark has no limit): the bound keeps the
+  hold-back at a line start short. An info string longer than `tool_blocks.info_bound` opens a
+  content fence (its name is not read past the bound).
+- An indented opening fence (1-3 spaces) counts; its body is taken verbatim (CommonMark would strip
+  the indent from the body lines).
+- Words: too many, too few, an unclosed quote; a schema that cannot be mapped; a body for a tool
+  whose parameters all came from words; a refused call (too many calls, an undeclared tool the
+  operator refuses); arguments past TOOLCALL_PARSERS_MAX_CALL_CHARS (acted on at the closing fence).
+  The opening line's errors make the fence a content fence; a body's, the whole block content.
+- A call block not closed by the end of the output is content ("an unclosed block at the end is
+  content"). The default streaming policy never shows it (unless its arguments passed the policy's
+  bound); `eager` shows its start and body as written, then its text: the finished response has no
+  such call.
+
+Streaming: a call starts when its opening line is complete; the body streams as the last key's JSON
+string. Held back between deltas: at a line start, up to 3 spaces and a fence run (at most 67
+characters), and in a call body the line break before a line that may be the closing fence (kept
+aside, not re-read) and a `\\r` at the end of a delta (one character: it may start that line
+break). Whitespace after a closing fence run is consumed, never held.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.json_lexer import json_string_body
+from ..core.outside import OutsideCalls, ThinkMarkers
+from ..core.stream import FormatStream, NotACall
+from .tool_blocks import MD_WORD, BlockCall, info_bound, mappable_tools, split_words, tool_tags
+
+MAX_FENCE = 64
+"""The longest run of backticks or tildes that is a fence (so a line start holds back at most 67)."""
+
+_FENCE_HEAD = re.compile(rf" {{0,3}}(?:`{{1,{MAX_FENCE + 1}}}|~{{1,{MAX_FENCE + 1}}})?")
+_TRAILING = re.compile(r"[ \t\r]*")
+_WORD_GAP = re.compile(r"[ \t\r]")
+
+# States: outside fences at a line start / mid-line; in an opening line's info string; in a call's
+# body at a line start / mid-line / after a possible closing run; in a content fence at a line
+# start / mid-line / after a possible closing run.
+_LINE, _TEXT, _INFO, _BODY_LINE, _BODY, _CLOSE_TAIL, _CODE_LINE, _CODE, _CODE_TAIL = range(9)
+
+
+class MarkdownToolsStream(FormatStream):
+    """Incremental parser for one response in the `markdown_tools` format."""
+
+    format_name = "markdown_tools"
+
+    def __init__(
+        self,
+        tools: Any = None,
+        id_factory: IdFactory | None = None,
+        *,
+        think_markers: ThinkMarkers = ("<think>", "</think>"),
+    ) -> None:
+        super().__init__(tools, id_factory)
+        self._outside = OutsideCalls(self._text, ["\n"], think_markers)
+        self._info_bound = info_bound(self.limits)
+        self._state = _LINE
+        self._fence = ""  # the current fence's character
+        self._fence_len = 0
+        self._reset_block()
+        self._readers = {
+            _LINE: self._scan_line,
+            _TEXT: self._scan_text,
+            _INFO: self._scan_info,
+            _BODY_LINE: self._scan_body_line,
+            _BODY: self._scan_body,
+            _CLOSE_TAIL: self._scan_close_tail,
+            _CODE_LINE: self._scan_code_line,
+            _CODE: self._scan_code,
+            _CODE_TAIL: self._scan_code_tail,
+        }
+
+    def _reset_block(self) -> None:
+        self._raw: list[str] = []  # the call block read so far: text if it is not a call
+        self._info: list[str] = []
+        self._info_len = 0
+        self._call: BlockCall | None = None
+        self._key = -1
+        self._body_parts: list[str] = []
+        self._break_held = ""  # a body line break (`\n` or `\r\n`), framing if the closing fence follows
+        self._close_run: list[str] = []  # a possible closing fence line, not yet known as markup
+        self._oversize: str | None = None
+
+    # -- outside fences -------------------------------------------------------------------------
+
+    def _fence_head(self, text: str, pos: int) -> tuple[str, int] | None:
+        """At a line start: (the fence run, where the head ends), "" for no run; None while the
+        head reaches the end of `text` and may still grow (at most 3 + MAX_FENCE + 1 characters)."""
+        m = _FENCE_HEAD.match(text, pos)
+        assert m is not None
+        run = m.group().lstrip(" ")
+        if m.end() == len(text) and len(run) <= MAX_FENCE:
+            return None
+        return (run if 3 <= len(run) <= MAX_FENCE else ""), m.end()
+
+    def _scan_line(self, text: str, pos: int) -> int | None:
+        head = self._fence_head(text, pos)
+        if head is None:
+            return None
+        run, end = head
+        if not run:
+            self._state = _TEXT
+            return pos
+        self._fence, self._fence_len = run[0], len(run)
+        self._raw = [text[pos:end]]
+        self._state = _INFO
+        return end
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        """Text to the end of the line (reasoning blocks pass through whole)."""
+        m, at = self._outside.read(text, pos)
+        if m is not None:
+            self._text("\n")
+            self._state = _LINE
+        return at
+
+    def _scan_info(self, text: str, pos: int) -> int | None:
+        """The opening line's info string, consumed (never held) up to its newline."""
+        room = self._info_bound - self._info_len
+        newline = text.find("\n", pos, pos + room + 1)
+        if newline < 0:
+            if len(text) - pos > room:
+                self._add_info(text[pos : pos + room + 1])
+                self._info_too_long()
+                return pos + room + 1
+            self._add_info(text[pos:])
+            return len(text)
+        self._add_info(text[pos:newline])
+        self._raw.append("\n")
+        info = "".join(self._info)
+        self._opening_line(info[:-1] if info.endswith("\r") else info)  # a `\r\n` is one line break
+        return newline + 1
+
+    def _add_info(self, piece: str) -> None:
+        self._info.append(piece)
+        self._raw.append(piece)
+        self._info_len += len(piece)
+
+    def _info_too_long(self) -> None:
+        """An info string past the bound: a content fence (see the module docstring)."""
+        name = self._declared_name("".join(self._info))
+        if name is not None:
+            self._reject(f"the opening line of {name!r} passes {self._info_bound} characters", "".join(self._raw))
+        else:
+            self._text("".join(self._raw))
+        self._reset_block()
+        self._state = _CODE
+
+    def _declared_name(self, info: str) -> str | None:
+        """The info string's first word, when it names a declared tool."""
+        stripped = info.lstrip(" \t")
+        gap = _WORD_GAP.search(stripped)
+        name = stripped[: gap.start()] if gap else stripped
+        return name if name in self.tools.schemas else None
+
+    def _opening_line(self, info: str) -> None:
+        """A complete opening line: a call, a content fence, or (a backtick in a backtick fence's
+        info string) no fence at all."""
+        if self._fence == "`" and "`" in info:
+            self._text("".join(self._raw))
+            self._reset_block()
+            self._state = _LINE
+            return
+        name = self._declared_name(info)
+        if name is None:
+            self._text("".join(self._raw))
+            self._reset_block()
+            self._state = _CODE_LINE
+            return
+        try:
+            words = split_words(info.lstrip(" \t")[len(name) :])
+            self._call = BlockCall(self.tools.schemas[name], words)
+            self._key = self._start_call(name)
+            self._call_args(self._key, self._call.head_json)
+        except NotACall as err:
+            self._reject(f"a {name!r} block that is not a call ({err})", "".join(self._raw))
+            self._reset_block()
+            self._state = _CODE_LINE
+            return
+        self._state = _BODY_LINE
+
+    # -- a call's body ----------------------------------------------------------------------------
+
+    def _scan_body_line(self, text: str, pos: int) -> int | None:
+        head = self._fence_head(text, pos)
+        if head is None:
+            return None
+        run, end = head
+        if run[:1] == self._fence and len(run) >= self._fence_len:
+            self._close_run = [text[pos:end]]
+            self._raw.append(text[pos:end])
+            self._state = _CLOSE_TAIL
+            return end
+        self._state = _BODY
+        return pos
+
+    def _scan_body(self, text: str, pos: int) -> int | None:
+        """Body text to the line's end; its line break (with a `\r` before the `\n`) is kept aside. A
+        `\r` at the end of `text` is held (one character): it may start that line break."""
+        newline = text.find("\n", pos)
+        end = len(text) if newline < 0 else newline
+        if end > pos and text[end - 1] == "\r":
+            end -= 1
+        if newline < 0 and end == pos and end < len(text):
+            return None  # only the `\r` is left
+        self._raw.append(text[pos:end])
+        self._body(text[pos:end])
+        if newline < 0:
+            return end
+        self._raw.append(text[end : newline + 1])
+        self._break_held = text[end : newline + 1]
+        self._state = _BODY_LINE
+        return newline + 1
+
+    def _scan_close_tail(self, text: str, pos: int) -> int | None:
+        """After a possible closing run: spaces (consumed), then the line's end closes the call;
+        anything else makes the run body text."""
+        end = _TRAILING.match(text, pos).end()  # type: ignore[union-attr]
+        if end > pos:
+            self._close_run.append(text[pos:end])
+            self._raw.append(text[pos:end])
+            return end
+        if text[pos] == "\n":
+            self._raw.append("\n")
+            self._finish_call()
+            return pos + 1
+        data, self._close_run = "".join(self._close_run), []
+        self._body(data)
+        self._state = _BODY
+        return pos
+
+    def _body(self, data: str) -> None:
+        """Body text (after the line break held before it, which is now known to be body)."""
+        if self._break_held:
+            data, self._break_held = self._break_held + data, ""
+        if not data:
+            return
+        self._body_parts.append(data)
+        assert self._call is not None
+        if self._call.body_parameter is None or self._oversize is not None:
+            return
+        try:
+            self._call_args(self._key, json_string_body(data))
+        except NotACall as err:  # acted on at the closing fence: a place the text fixes
+            self._oversize = str(err)
+
+    def _finish_call(self) -> None:
+        """The closing fence: the call ends, or (a body it cannot take, too long) is content."""
+        assert self._call is not None
+        try:
+            if self._oversize is not None:
+                raise NotACall(self._oversize)
+            arguments = self._call.finished("".join(self._body_parts))
+            self._call_args(self._key, self._call.tail_json)
+            self._end_call(self._key, arguments)
+        except NotACall as err:
+            self._reject(f"a tool block that is not a call ({err})", "".join(self._raw))
+        self._reset_block()
+        self._state = _LINE
+
+    # -- content fences ---------------------------------------------------------------------------
+
+    def _scan_code_line(self, text: str, pos: int) -> int | None:
+        head = self._fence_head(text, pos)
+        if head is None:
+            return None
+        run, end = head
+        closing = run[:1] == self._fence and len(run) >= self._fence_len
+        self._state = _CODE_TAIL if closing else _CODE
+        if closing:
+            self._text(text[pos:end])
+            return end
+        return pos
+
+    def _scan_code(self, text: str, pos: int) -> int | None:
+        newline = text.find("\n", pos)
+        end = len(text) if newline < 0 else newline + 1
+        self._text(text[pos:end])
+        if newline >= 0:
+            self._state = _CODE_LINE
+        return end
+
+    def _scan_code_tail(self, text: str, pos: int) -> int | None:
+        end = _TRAILING.match(text, pos).end()  # type: ignore[union-attr]
+        if end > pos:
+            self._text(text[pos:end])
+            return end
+        if text[pos] == "\n":
+            self._text("\n")
+            self._state = _LINE
+            return pos + 1
+        self._state = _CODE
+        return pos
+
+    # -- the end ----------------------------------------------------------------------------------
+
+    def _close(self) -> None:
+        rest, self._buf = self._buf, ""
+        if self._state == _BODY_LINE and rest:
+            run = rest.lstrip(" ")
+            if self._fence_len <= len(run) <= MAX_FENCE and run == self._fence * len(run):
+                self._raw.append(rest)
+                self._state, rest = _CLOSE_TAIL, ""
+        if self._state == _CLOSE_TAIL:
+            self._finish_call()
+        elif self._state in (_BODY_LINE, _BODY):
+            self._reject("the output ended inside a tool block", "".join(self._raw) + rest)
+        elif self._state == _INFO and self._declared_name("".join(self._info) + rest) is not None:
+            self._reject("the output ended in a tool block's opening line", "".join(self._raw) + rest)
+        else:
+            self._text("".join(self._raw) + rest)
+        self._reset_block()
+
+    def _pending_text(self) -> str:
+        return "".join(self._raw)
+
+
+def required_constraint(schemas: dict[str, dict[str, Any]], only: str | None, single: bool) -> dict[str, Any] | None:
+    """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): fenced
+    blocks only, one per call, newline-separated, each ```` ```NAME word..\\nbody\\n``` ```` with
+    the words the tool's schema takes (a body never holds a line starting with ```` ``` ````).
+    None when no requested tool can be written in this format."""
+    tools = mappable_tools(schemas, only)
+    if not tools:
+        return None
+    tags = tool_tags(tools, "```{name}", (" ", MD_WORD, ""), ("\n", "\n", "```"))
+    body = {"type": "tags_with_separator", "tags": tags, "separator": "\n", "at_least_one": True}
+    return {"type": "structural_tag", "format": {**body, "stop_after_first": single}}

@@ -1,0 +1,225 @@
+"""What gptme-style tool blocks (`markdown_tools`, `xml_tools`) share: positional words and a body
+mapped onto the tool's JSON schema, shell-like word splitting, and XML entity decoding.
+
+A tool block carries no parameter names. Its arguments come from the request's tool schema:
+
+- The tool's **positional parameters** are its required parameters, in the order `properties`
+  declares them. Each must be a string (`"type": "string"`, or a type list holding `"string"`);
+  optional parameters are never filled.
+- The words of the info string (markdown) or of the `args` attribute (XML) fill the positional
+  parameters in order. With N positional parameters and k words: k == N means the block has no
+  body parameter (its body must be empty); k == N - 1 means the body fills the last one.
+- A tool with no parameters takes no words and an empty body: its arguments are `{}`.
+
+Error cases (the block stays content, with one logged reason): a required parameter that is not a
+string or that `properties` does not declare (the schema cannot be mapped); too many words (k > N);
+too few (k < N - 1: more than one parameter left for the body); a non-empty body when all
+parameters came from words (or the tool takes none); a word list with an unclosed quote or a
+trailing backslash.
+
+Word splitting follows the POSIX shell without expansions: spaces, tabs, carriage returns and
+newlines separate words (a markdown info string holds no newline; an XML `args` value may);
+`'...'` is literal; in `"..."` a backslash escapes only `"`, `\\`, `$` and a backquote; outside
+quotes a backslash escapes the next character. Adjacent pieces join into one word (`a'b c'` is
+`ab c`). The line is bounded by the caller (`info_bound`), and the splitter is one
+pass of a regex that cannot backtrack.
+
+XML entities: `&lt;` `&gt;` `&amp;` `&quot;` `&apos;` and numeric `&#N;` / `&#xH;` are decoded; an
+unknown or broken entity, or a numeric one that is not a valid XML character (0, a surrogate, past
+U+10FFFF), is kept literally (models write `&` in code more often than they break entities).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..core.json_lexer import json_string_body
+from ..core.limits import Limits
+from ..core.stream import NotACall
+from ..core.typed_values import decoded_string
+
+_WORD_PIECE = re.compile(r"""[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[ \t\r\n]+""", re.DOTALL)
+_DQUOTE_ESCAPE = re.compile(r"""\\([\\"$`])""")
+_ENTITY = re.compile(r"&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));")
+_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+ENTITY_BOUND = len("&#x10FFFF;")
+"""The longest entity decoded: a partial entity held back is never longer."""
+
+
+def info_bound(limits: Limits) -> int:
+    """The longest info string (markdown) or `args` attribute (XML) read: four tool names long
+    (4096 characters by default), room for a name and a few paths. A longer one is never a call."""
+    return 4 * limits.max_name
+
+
+def split_words(line: str) -> list[str]:
+    """The words of `line`, split as a POSIX shell does without expansions. Raises NotACall on an
+    unclosed quote or a trailing backslash."""
+    words: list[str] = []
+    word: list[str] | None = None
+    pos, end = 0, len(line)
+    while pos < end:
+        m = _WORD_PIECE.match(line, pos)
+        if m is None:
+            raise NotACall("an unclosed quote in the arguments" if line[pos] in "'\"" else "a trailing backslash")
+        piece = m.group()
+        pos = m.end()
+        if piece[0] in " \t\r\n":
+            if word is not None:
+                words.append("".join(word))
+                word = None
+            continue
+        if word is None:
+            word = []
+        if piece[0] == "'":
+            word.append(piece[1:-1])
+        elif piece[0] == '"':
+            word.append(_DQUOTE_ESCAPE.sub(r"\1", piece[1:-1]))
+        elif piece[0] == "\\":
+            word.append(piece[1])
+        else:
+            word.append(piece)
+    if word is not None:
+        words.append("".join(word))
+    return words
+
+
+def _entity(m: re.Match[str]) -> str:
+    named, decimal, hexadecimal = m.groups()
+    if named:
+        return _NAMED[named]
+    code = int(decimal) if decimal else int(hexadecimal, 16)
+    if code == 0 or 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+        return m.group()
+    return chr(code)
+
+
+def decode_entities(text: str) -> str:
+    """`text` with its XML entities decoded (see the module docstring)."""
+    return _ENTITY.sub(_entity, text) if "&" in text else text
+
+
+def entity_at(text: str, pos: int) -> tuple[str, int] | None:
+    """At an `&`: (what it stands for, the position after it). None while `text` may still
+    complete an entity (at most ENTITY_BOUND characters); ("&", pos + 1) when it is literal."""
+    m = _ENTITY.match(text, pos, pos + ENTITY_BOUND)
+    if m is not None:
+        return _entity(m), m.end()
+    rest = len(text) - pos
+    if rest < ENTITY_BOUND and ";" not in text[pos:] and _could_be_entity(text[pos + 1 :]):
+        return None
+    return "&", pos + 1
+
+
+_ENTITY_PREFIX = re.compile(r"(?:[a-z]{0,4}|#[0-9]{0,7}|#x[0-9a-fA-F]{0,6})")
+
+
+def _could_be_entity(head: str) -> bool:
+    m = _ENTITY_PREFIX.fullmatch(head)
+    return m is not None and (head[:1] in "#" or any(name.startswith(head) for name in _NAMED))
+
+
+def _admits_string(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    return kind == "string" or (isinstance(kind, list) and "string" in kind)
+
+
+class BlockCall:
+    """A tool block's arguments, from the tool's schema and the block's words.
+
+    `head_json` is the arguments JSON up to the body: the whole object when the block has no body
+    parameter, else everything up to and including the opening quote of the body string, which is
+    the last key so that it can stream. `tail_json` closes it. Raises NotACall for every error case
+    of the module docstring that is known from the words alone."""
+
+    def __init__(self, schema: dict[str, Any], words: list[str]) -> None:
+        positional = positional_parameters(schema)
+        if len(words) > len(positional):
+            raise NotACall(f"{len(words)} words for {len(positional)} required string parameters")
+        if len(words) < len(positional) - 1:
+            raise NotACall(f"{len(words)} words for {len(positional)} required string parameters (one is the body)")
+        self.arguments: dict[str, Any] = {
+            decoded_string(key): decoded_string(word) for key, word in zip(positional, words, strict=False)
+        }
+        self.body_parameter = positional[-1] if len(words) < len(positional) else None
+        pairs = [
+            f'"{json_string_body(key)}": "{json_string_body(word)}"'
+            for key, word in zip(positional, words, strict=False)
+        ]
+        if self.body_parameter is None:
+            self.head_json, self.tail_json = "{" + ", ".join(pairs) + "}", ""
+        else:
+            pairs.append(f'"{json_string_body(self.body_parameter)}": "')
+            self.head_json, self.tail_json = "{" + ", ".join(pairs), '"}'
+
+    def finished(self, body: str) -> dict[str, Any]:
+        """The arguments once the body is complete. Raises NotACall for a body the tool cannot take."""
+        if self.body_parameter is None:
+            if body:
+                raise NotACall("a body, but no parameter is left for it")
+            return self.arguments
+        return {**self.arguments, decoded_string(self.body_parameter): decoded_string(body)}
+
+
+def positional_parameters(schema: dict[str, Any]) -> list[str]:
+    """The tool's required parameters in declaration order; NotACall when one is not a string or
+    is not declared (the schema cannot be mapped onto words and a body)."""
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    required = schema.get("required")
+    required = set(required) if isinstance(required, list) and all(isinstance(r, str) for r in required) else set()
+    missing = required - properties.keys()
+    if missing:
+        raise NotACall(f"the tool's required parameter {sorted(missing)[0]!r} is not declared in its properties")
+    names = [name for name in properties if name in required]
+    for name in names:
+        if not _admits_string(properties[name]):
+            raise NotACall(f"the tool's required parameter {name!r} is not a string")
+    return names
+
+
+MD_WORD = r"""(?:[^\s'"\\`]|'[^'\n`]*')+"""
+"""A word the markdown constraint lets a model write: unquoted without quotes, backslashes and
+backticks, or single-quoted (a path with spaces): a subset of what `split_words` reads."""
+XML_WORD = r"""(?:[^\s'"\\<&]|'[^'"<&]*')+"""
+"""The same inside a double-quoted `args` attribute (no `"`, `<` or `&`)."""
+
+
+def mappable_tools(schemas: dict[str, dict[str, Any]], only: str | None) -> list[tuple[str, list[str]]]:
+    """The tools a constraint may offer (`only`, if given) with their positional parameters; tools
+    whose schema cannot be mapped are left out (a model cannot call them in these formats)."""
+    names = [only] if only is not None else list(schemas)
+    mapped = []
+    for name in names:
+        try:
+            mapped.append((name, positional_parameters(schemas.get(name) or {})))
+        except NotACall:
+            continue
+    return mapped
+
+
+def tool_tags(
+    tools: list[tuple[str, list[str]]], head: str, words: tuple[str, str, str], framing: tuple[str, str, str]
+) -> list[Any]:
+    """One xgrammar tag per tool for the `required` constraints: `head` (`{name}` filled in), then,
+    when the tool takes words (all positional parameters but the last), `words` = (what precedes
+    them, the regex of one word, what follows them), space-separated; then `framing` = (what ends
+    the start, what ends the body, the closing text with `{name}`). A tool with no parameters takes
+    no body."""
+    lead, word, trail = words
+    opened, body_end, closing = framing
+    tags: list[Any] = []
+    for name, positional in tools:
+        given = " ".join([word] * (len(positional) - 1))
+        pattern = (re.escape(lead) + given + re.escape(trail) if given else "") + re.escape(opened)
+        if positional:
+            content = {"type": "sequence", "elements": [{"type": "regex", "pattern": pattern}, {"type": "any_text"}]}
+            end = body_end + closing.format(name=name)
+        else:
+            content = {"type": "const_string", "value": opened}
+            end = closing.format(name=name)
+        tags.append({"type": "tag", "begin": head.format(name=name), "content": content, "end": end})
+    return tags

@@ -1,0 +1,340 @@
+"""`xml_tools`: gptme-style tool calls as XML elements named after the tool, in a `<tool-use>` block.
+
+Grammar, as this machine reads it::
+
+    output  := (text | think | block)*
+    think   := "<think>" text "</think>"                 # everything inside is text, never a call
+    block   := START ws (element ws)* [END]              # END may be missing after complete elements
+    element := "<" NAME (ws ARGS)? ws ">" BODY "</" NAME ">"
+    ARGS    := 'args="' [^"]* '"' | "args='" [^']* "'"   # shell-quoted words, entities decoded
+    NAME    := [^ \\t\\r\\n<>/="'&]{1,max_name}
+
+with START = `<tool-use>` and END = `</tool-use>`; `ws` is any whitespace. BODY is the element's text
+up to the first `</NAME>`, with XML entities decoded (`tool_blocks.decode_entities`: an unknown or
+broken entity and a bare `<` or `&` are kept literally, as models write code); one leading and one
+trailing line break are framing, `\\n` or `\\r\\n` (a `\\r\\n` is one line break; line breaks inside the
+body stay as written). Its arguments are mapped by the tool's schema as `markdown_tools` maps
+them (`tool_blocks`: the `args` words fill the required string parameters in declaration order, the
+body fills the last one).
+
+Several elements in one block are several calls. An element is a call only when NAME is a tool the
+request declares. A block whose element breaks (an undeclared tool, another attribute than `args`,
+a self-closing tag, words that do not fit the schema, an unclosed quote, a body the tool cannot
+take, a refused call, arguments past TOOLCALL_PARSERS_MAX_CALL_CHARS) is text from that element on,
+with one logged reason; elements finished before it stand. A block with no element, and an element
+cut off by the end of the output, are text. Markdown fences mean nothing here (a fenced `<tool-use>`
+is still a block): the format has no notion of code blocks.
+
+Streaming: a call starts when its start tag is complete; the body streams as the last key's JSON
+string. Held back between deltas: a partial marker or tag (`</NAME>` at most max_name + 3), a partial
+entity (at most 10 characters), a `\\r` at the end of a delta (it may start a `\\r\\n`), and a line break
+that is framing if the end tag follows (kept aside).
+Names and `args` values are consumed into lists as they come, never held.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.json_lexer import json_string_body
+from ..core.outside import OutsideCalls, ThinkMarkers
+from ..core.stream import FormatStream, NotACall
+from .tool_blocks import (
+    XML_WORD,
+    BlockCall,
+    decode_entities,
+    entity_at,
+    info_bound,
+    mappable_tools,
+    split_words,
+    tool_tags,
+)
+
+START, END = "<tool-use>", "</tool-use>"
+ARGS_OPENERS = ('args="', "args='")
+
+_WS = re.compile(r"\s*")
+_NAME_RUN = re.compile(r"""[^ \t\r\n<>/="'&]*""")
+_BODY_STOP = re.compile(r"[<&\r\n]")
+_CRS = re.compile(r"\r+")
+
+# States: text outside blocks; in a block between elements; in a start tag's NAME; in a start tag
+# after its NAME; in an `args` value; in an element's body.
+_TEXT, _BLOCK, _NAME, _TAG, _ARGS, _BODY = range(6)
+
+
+class XmlToolsStream(FormatStream):
+    """Incremental parser for one response in the `xml_tools` format."""
+
+    format_name = "xml_tools"
+
+    def __init__(
+        self,
+        tools: Any = None,
+        id_factory: IdFactory | None = None,
+        *,
+        think_markers: ThinkMarkers = ("<think>", "</think>"),
+    ) -> None:
+        super().__init__(tools, id_factory)
+        self._outside = OutsideCalls(self._text, [START], think_markers)
+        self._info_bound = info_bound(self.limits)
+        self._state = _TEXT
+        self._raw: list[str] = []  # the block's markup, or the current element: text if it breaks
+        self._block_calls = 0
+        self._reset_element()
+        self._readers = {
+            _TEXT: self._scan_text,
+            _BLOCK: self._scan_block,
+            _NAME: self._scan_name,
+            _TAG: self._scan_tag,
+            _ARGS: self._scan_args,
+            _BODY: self._scan_body,
+        }
+
+    def _reset_element(self) -> None:
+        self._name: list[str] = []
+        self._name_len = 0
+        self._args: list[str] | None = None  # the `args` value, once the attribute opened
+        self._args_len = 0
+        self._quote = ""
+        self._end_tag = ""
+        self._call: BlockCall | None = None
+        self._key = -1
+        self._body_parts: list[str] = []
+        self._body_started = False  # a first line break is framing
+        self._break_held = ""  # a line break (`\n` or `\r\n`) that is framing if the end tag follows
+        self._oversize: str | None = None
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        m, at = self._outside.read(text, pos)
+        if m is not None:
+            self._raw = [START]
+            self._block_calls = 0
+            self._state = _BLOCK
+        return at
+
+    # -- the block ----------------------------------------------------------------------------------
+
+    def _scan_block(self, text: str, pos: int) -> int | None:
+        """Between elements: whitespace (markup), then an element, END, or, after a call, text (END
+        is missing; the finished elements stand)."""
+        end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if end > pos:
+            self._raw.append(text[pos:end])
+            return end
+        if text.startswith(END, pos):
+            if self._block_calls == 0:
+                self._reject("a <tool-use> block without a tool element", "".join(self._raw) + END)
+            self._raw = []
+            self._state = _TEXT
+            return pos + len(END)
+        if len(text) - pos < len(END) and END.startswith(text[pos:]):
+            return None
+        if text[pos] == "<":
+            self._raw.append("<")
+            self._state = _NAME
+            return pos + 1
+        if self._block_calls == 0:
+            raise NotACall("a <tool-use> block without a tool element")
+        self._text("".join(self._raw))
+        self._raw = []
+        self._state = _TEXT
+        return pos
+
+    def _scan_name(self, text: str, pos: int) -> int | None:
+        """The element's NAME, consumed as it comes; it is a call's only if the tool is declared."""
+        room = self.limits.max_name - self._name_len
+        end = _NAME_RUN.match(text, pos, pos + room + 1).end()  # type: ignore[union-attr]
+        self._name.append(text[pos:end])
+        self._raw.append(text[pos:end])
+        self._name_len += end - pos
+        if self._name_len > self.limits.max_name:
+            raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", end)
+        if end == len(text):
+            return end
+        name = "".join(self._name)
+        if not name:
+            raise NotACall(f"{text[pos : pos + 20]!r} after '<' in a <tool-use> block", end)
+        if name not in self.tools.schemas:
+            raise NotACall(f"<{name}> is not a tool the request declares", end)
+        self._state = _TAG
+        return end
+
+    def _scan_tag(self, text: str, pos: int) -> int | None:
+        """After the NAME: whitespace, one `args` attribute, then `>`."""
+        end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if end > pos:
+            self._raw.append(text[pos:end])
+            return end
+        if text[pos] == ">":
+            self._raw.append(">")
+            try:
+                self._open_element()
+            except NotACall as err:  # the start tag is read: reading goes on after it
+                raise NotACall(str(err), pos + 1) from None
+            return pos + 1
+        if self._args is None and text[pos] == "a":
+            for opener in ARGS_OPENERS:
+                if text.startswith(opener, pos):
+                    self._raw.append(opener)
+                    self._args, self._quote = [], opener[-1]
+                    self._state = _ARGS
+                    return pos + len(opener)
+            if any(len(text) - pos < len(opener) and opener.startswith(text[pos:]) for opener in ARGS_OPENERS):
+                return None
+        raise NotACall(f"unexpected {text[pos : pos + 20]!r} in the start tag", pos)
+
+    def _scan_args(self, text: str, pos: int) -> int | None:
+        """The `args` value, consumed as it comes, up to its closing quote."""
+        assert self._args is not None
+        room = self._info_bound - self._args_len
+        close = text.find(self._quote, pos, pos + room + 1)
+        end = min(len(text), pos + room + 1) if close < 0 else close
+        self._args.append(text[pos:end])
+        self._raw.append(text[pos:end])
+        self._args_len += end - pos
+        if self._args_len > self._info_bound:
+            raise NotACall(f"the args attribute passes {self._info_bound} characters", end)
+        if close < 0:
+            return end
+        self._raw.append(self._quote)
+        self._state = _TAG
+        return close + 1
+
+    def _open_element(self) -> None:
+        """A complete start tag: the call starts (or the element is not a call: NotACall)."""
+        name = "".join(self._name)
+        words = split_words(decode_entities("".join(self._args or ())))
+        self._call = BlockCall(self.tools.schemas[name], words)
+        self._key = self._start_call(name)
+        self._call_args(self._key, self._call.head_json)
+        self._end_tag = f"</{name}>"
+        self._state = _BODY
+
+    # -- the body -----------------------------------------------------------------------------------
+
+    def _scan_body(self, text: str, pos: int) -> int | None:
+        m = _BODY_STOP.search(text, pos)
+        if m is None or m.start() > pos:
+            end = len(text) if m is None else m.start()
+            self._raw.append(text[pos:end])
+            self._body(text[pos:end])
+            return end
+        stop = text[pos]
+        if stop == "\r":  # a run of them: the last one may start a line break
+            end = _CRS.match(text, pos).end()  # type: ignore[union-attr]
+            if end < len(text) and text[end] != "\n":
+                self._raw.append(text[pos:end])
+                self._body(text[pos:end])
+                return end
+            if end - 1 > pos:
+                self._raw.append(text[pos : end - 1])
+                self._body(text[pos : end - 1])
+                return end - 1
+            if end == len(text):
+                return None  # one `\r` at the end: held
+            return self._line_break(pos, "\r\n")
+        if stop == "\n":
+            return self._line_break(pos, "\n")
+        if stop == "&":
+            entity = entity_at(text, pos)
+            if entity is None:
+                return None
+            decoded, end = entity
+            self._raw.append(text[pos:end])
+            self._body(decoded)
+            return end
+        if text.startswith(self._end_tag, pos):
+            after = pos + len(self._end_tag)
+            self._raw.append(self._end_tag)
+            try:
+                self._finish_element()
+            except NotACall as err:  # the element is read: reading goes on after it
+                raise NotACall(str(err), after) from None
+            return after
+        if len(text) - pos < len(self._end_tag) and self._end_tag.startswith(text[pos:]):
+            return None
+        self._raw.append("<")
+        self._body("<")
+        return pos + 1
+
+    def _line_break(self, pos: int, line_break: str) -> int:
+        """A line break in the body: framing if it is the first thing in it, or if the end tag follows
+        (kept aside until that is known)."""
+        self._raw.append(line_break)
+        if self._body_started:
+            self._body("")  # a line break held before is body after all
+            self._break_held = line_break
+        self._body_started = True
+        return pos + len(line_break)
+
+    def _body(self, data: str) -> None:
+        """Body text (after a line break held before it, which is now known to be body)."""
+        self._body_started = True
+        if self._break_held:
+            data, self._break_held = self._break_held + data, ""
+        if not data:
+            return
+        self._body_parts.append(data)
+        assert self._call is not None
+        if self._call.body_parameter is None or self._oversize is not None:
+            return
+        try:
+            self._call_args(self._key, json_string_body(data))
+        except NotACall as err:  # acted on at the end tag: a place the text fixes
+            self._oversize = str(err)
+
+    def _finish_element(self) -> None:
+        assert self._call is not None
+        if self._oversize is not None:
+            raise NotACall(self._oversize)
+        arguments = self._call.finished("".join(self._body_parts))
+        self._call_args(self._key, self._call.tail_json)
+        self._end_call(self._key, arguments)
+        self._block_calls += 1
+        self._raw = []
+        self._reset_element()
+        self._state = _BLOCK
+
+    # -- recovery -----------------------------------------------------------------------------------
+
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
+        """The element (or a block without elements) is not a call: its text is text, and so is
+        what follows, up to the next START."""
+        self._reject(f"not a tool call ({err})", "".join(self._raw))
+        self._raw = []
+        self._reset_element()
+        self._state = _TEXT
+        return pos if err.pos is None else err.pos
+
+    def _close(self) -> None:
+        rest, self._buf = self._buf, ""
+        if self._state == _TEXT or (self._state == _BLOCK and self._block_calls > 0):
+            self._text("".join(self._raw) + rest)
+        else:
+            self._reject("the output ended inside a tool call", "".join(self._raw) + rest)
+        self._raw = []
+        self._reset_element()
+
+    def _pending_text(self) -> str:
+        return "".join(self._raw)
+
+
+def required_constraint(schemas: dict[str, dict[str, Any]], only: str | None, single: bool) -> dict[str, Any] | None:
+    """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): one
+    `<tool-use>` block of elements, one per call, each `<NAME args="word..">\\nbody\\n</NAME>` with
+    the words the tool's schema takes (no `args` when it takes none, no body when it takes no
+    parameter). None when no requested tool can be written in this format."""
+    tools = mappable_tools(schemas, only)
+    if not tools:
+        return None
+    tags = tool_tags(tools, "<{name}", (' args="', XML_WORD, '"'), (">\n", "\n", "</{name}>\n"))
+    elements = {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": True}
+    sequence = [
+        {"type": "const_string", "value": START + "\n"},
+        {**elements, "stop_after_first": single},
+        {"type": "const_string", "value": END},
+    ]
+    return {"type": "structural_tag", "format": {"type": "sequence", "elements": sequence}}

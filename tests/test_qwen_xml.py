@@ -1,0 +1,252 @@
+"""qwen_xml behaviour that the corpus does not pin down: what streams when, the framing newlines, the
+end-of-value rules (a `</parameter>` in a value, a dropped `</parameter>`) in both paths, bounds,
+hold-back and logging."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from helpers import char_chunks, counter_ids, random_chunks, result_of, run_chunks, spy_on_readers
+from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, parse
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "mode": {"type": "integer"}},
+            },
+        },
+    }
+]
+
+
+def stream():
+    """Eager streaming: what these tests pin is how finely a call streams once it is shown."""
+    return get_format("qwen_xml").stream(TOOLS, counter_ids, streaming="eager")
+
+
+def call_text(*params: tuple[str, str], name: str = "write_file") -> str:
+    """One block as Qwen3-Coder's template writes it."""
+    body = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in params)
+    return f"<tool_call>\n<function={name}>\n{body}</function>\n</tool_call>"
+
+
+def all_chunkings(text: str) -> list[list[str]]:
+    return [[text], char_chunks(text), random_chunks(text, 1), random_chunks(text, 2)]
+
+
+def test_name_at_function_tag_close_strings_stream_typed_values_wait():
+    s = stream()
+    assert s.feed("Ok.\n<tool_call>\n<function=write_fi") == [Text("Ok.")]
+    assert s.feed("le>\n<parameter=path>\nsrc/a") == [
+        CallStart(0, "call_0", "write_file"),
+        CallArgs(0, '{"path": "src/a'),
+    ]
+    assert s.feed(".py\n</parameter>\n<parameter=mode>\n6") == [CallArgs(0, '.py", "mode": ')]
+    assert s.feed("44\n</param") == []
+    assert s.feed('eter>\n<parameter=content>\nline "1"\n') == [CallArgs(0, '644, "content": "line \\"1\\"')]
+    assert s.feed("line 2\n\n") == [CallArgs(0, "\\nline 2\\n")]  # the last newline may be framing: held
+    assert s.feed("</parameter>\n</function>\n</tool_call>") == [
+        CallArgs(0, '"}'),
+        CallEnd(0, {"path": "src/a.py", "mode": 644, "content": 'line "1"\nline 2\n'}),
+    ]
+    assert s.close() == []
+
+
+def test_one_newline_each_side_is_framing():
+    for value, expected in [("", ""), ("\n", "\n"), ("\n\nx\n\n", "\n\nx\n\n"), ("a\r\n", "a\r\n")]:
+        text = call_text(("content", value))
+        for chunks in all_chunkings(text):
+            assert result_of(run_chunks("qwen_xml", chunks, TOOLS)).calls[0].arguments == {"content": expected}
+    inline = "<tool_call><function=write_file><parameter=content>x</parameter></function></tool_call>"
+    assert parse("qwen_xml", inline, tools=TOOLS).calls[0].arguments == {"content": "x"}
+
+
+def test_parameter_close_is_held_until_its_meaning_is_known():
+    s = stream()
+    s.feed("<tool_call>\n<function=write_file>\n<parameter=content>\na")
+    assert s.feed("</parameter>  ") == []  # could end the value, or be data
+    assert s.feed("<b>") == [CallArgs(0, "</parameter>  <b>")]  # data: what follows is not a tag we expect
+    assert s.feed("\n</parameter>\n</func") == []
+    assert s.feed("tion>") == [CallArgs(0, '"}'), CallEnd(0, {"content": "a</parameter>  <b>"})]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "x</parameter>y",
+        "x</parameter>\n<b>",
+        "x</parameter>\n</parameter>",  # each close is followed by another close, not by a tag
+        "<parameter>\n  <hello></hello></parameter>\n<root/>",  # vllm#44060's XML file
+        "x</function>\n</tools>",  # a tools list written to a file
+        "a <parameter=p> b",  # not at the start of a line
+        "x</function>",
+    ],
+)
+def test_end_tags_inside_values_are_data_streaming_and_not(value):
+    text = call_text(("content", value))
+    whole = run_chunks("qwen_xml", [text], TOOLS)
+    assert result_of(whole).calls[0].arguments == {"content": value}
+    for chunks in all_chunkings(text):
+        assert run_chunks("qwen_xml", chunks, TOOLS) == whole
+
+
+@pytest.mark.parametrize(
+    ("body", "arguments"),
+    [
+        ("<parameter=path>\na\n<parameter=mode>\n1\n</parameter>\n</function>", {"path": "a", "mode": 1}),
+        ("<parameter=path>\na\n</function>\n</tool_call>", {"path": "a"}),
+        ("<parameter=path>\na\n</function>", {"path": "a"}),  # the end of the output follows
+        ("<parameter=path>\na\n</function>\n\n", {"path": "a"}),
+        ("<parameter=path>\na\n</function>\n<tool_call>\n<function=write_file>\n</function>", {"path": "a"}),
+        ("<parameter=path>a</function><function=write_file></function></tool_call>", {"path": "a"}),
+    ],
+)
+def test_a_dropped_parameter_close_is_tolerated(body, arguments):
+    """ollama#17914: under long contexts Qwen3.5/3.6 drop `</parameter>`; the next parameter on its
+    own line, or the function's close followed by a block tag or the end, ends the value."""
+    text = f"<tool_call>\n<function=write_file>\n{body}"
+    whole = run_chunks("qwen_xml", [text], TOOLS)
+    result = result_of(whole)
+    assert result.calls[0].arguments == arguments and result.content is None
+    for chunks in all_chunkings(text):
+        assert run_chunks("qwen_xml", chunks, TOOLS) == whole
+
+
+def test_a_function_close_followed_by_a_partial_tag_at_the_end_is_not_a_call():
+    text = "<tool_call>\n<function=write_file>\n<parameter=path>\na\n</function>\n</tool_ca"
+    for chunks in all_chunkings(text):
+        result = result_of(run_chunks("qwen_xml", chunks, TOOLS))
+        assert result.calls == [] and result.content == text
+
+
+def test_a_value_cannot_hold_a_line_that_starts_a_parameter():
+    """The documented ambiguity: at the start of a value's line, `<parameter=` begins the next
+    parameter (a dropped `</parameter>`), so such a value splits."""
+    text = call_text(("content", "a\n<parameter=mode>\n2"))
+    assert parse("qwen_xml", text, tools=TOOLS).calls[0].arguments == {"content": "a", "mode": 2}
+
+
+def test_unknown_tool_and_duplicate_parameter_are_logged(caplog):
+    text = "<tool_call><function=rm><parameter=p>1</parameter><parameter=p>2</parameter></function></tool_call>"
+    with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
+        result = parse("qwen_xml", text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in result.calls] == [("rm", {"p": 2})]
+    assert "qwen_xml: call to 'rm'" in caplog.text
+    assert "parameter 'p' given twice" in caplog.text
+
+
+def test_a_broken_function_is_text_and_the_others_count(caplog):
+    broken = "<function=write_file>\njunk\n</function>"
+    good = "<function=write_file>\n<parameter=mode>\n1\n</parameter>\n</function>"
+    text = f"<tool_call>\n{good}\n{broken}\n{good}\n</tool_call>"
+    with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
+        whole = run_chunks("qwen_xml", [text], TOOLS)
+    result = result_of(whole)
+    assert [c.arguments for c in result.calls] == [{"mode": 1}, {"mode": 1}]
+    assert result.content == broken
+    assert caplog.text.count("qwen_xml: not a valid tool call") == 1
+    for chunks in all_chunkings(text):
+        assert run_chunks("qwen_xml", chunks, TOOLS) == whole
+
+
+def test_a_function_refused_at_its_name_is_text_up_to_its_end(monkeypatch):
+    monkeypatch.setenv("TOOLCALL_PARSERS_UNDECLARED_TOOLS", "text")
+    refused = "<function=rm>\n<parameter=p>\n1\n</parameter>\n</function>"
+    good = "<function=write_file>\n<parameter=mode>\n1\n</parameter>\n</function>"
+    text = f"<tool_call>\n{refused}\n{good}\n<function=rm\ud800></function>\n{refused}\n</tool_call>"
+    for chunks in all_chunkings(text):
+        result = result_of(run_chunks("qwen_xml", chunks, TOOLS))
+        assert [(c.name, c.arguments) for c in result.calls] == [("write_file", {"mode": 1})]
+        assert result.content == f"<tool_call>\n{refused}\n<function=rm\ud800></function>\n{refused}"
+
+
+def test_calls_past_the_most_per_response_are_text(monkeypatch):
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_CALLS", "2")
+    one = "<function=write_file><parameter=mode>1</parameter></function>"
+    result = parse("qwen_xml", f"<tool_call>{one * 3}</tool_call>", tools=TOOLS)
+    assert len(result.calls) == 2 and result.content == one
+
+
+def test_names_longer_than_max_name_are_not_calls(monkeypatch):
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_NAME", "20")
+    good = "<function=write_file><parameter=mode>1</parameter></function>"
+    long = f"<function={'w' * 21}></function>"
+    text = f"<tool_call>{long}{good}</tool_call>"
+    whole = run_chunks("qwen_xml", [text], TOOLS)
+    for chunks in all_chunkings(text):
+        assert run_chunks("qwen_xml", chunks, TOOLS) == whole
+    result = result_of(whole)
+    assert [c.arguments for c in result.calls] == [{"mode": 1}] and result.content == f"<tool_call>{long}"
+    assert parse("qwen_xml", text.replace("w" * 21, "w" * 20)).calls[0].name == "w" * 20
+
+
+def test_arguments_past_their_bound_break_the_function_where_the_value_ends(monkeypatch):
+    """The size bound is crossed at a place that depends on chunking; it is acted on where the value
+    ends, so a `</function>` inside the value before that place cannot end the broken function in
+    one chunking and not in another."""
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_CALL_CHARS", "40")
+    value = "ab </function> " + "x" * 60
+    broken = f"<function=write_file><parameter=content>{value}</parameter></function>"
+    good = "<function=write_file><parameter=mode>1</parameter></function>"
+    text = f"<tool_call>{broken}{good}</tool_call>"
+    whole = run_chunks("qwen_xml", [text], TOOLS)
+    for chunks in all_chunkings(text):
+        assert run_chunks("qwen_xml", chunks, TOOLS) == whole
+    result = result_of(whole)
+    assert [c.arguments for c in result.calls] == [{"mode": 1}] and result.content == f"<tool_call>{broken}"
+
+
+def test_arguments_past_their_bound_at_the_end_of_the_output(monkeypatch):
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_CALL_CHARS", "40")
+    text = "<tool_call>\n<function=write_file>\n<parameter=content>\n" + "x" * 60 + "\n</function>"
+    for chunks in all_chunkings(text):
+        result = result_of(run_chunks("qwen_xml", chunks, TOOLS))
+        assert result.calls == [] and result.content == text
+
+
+@pytest.mark.parametrize("chunking", ["whole", "chars"])
+def test_lone_surrogates_come_out_escaped(chunking):
+    text = "<tool_call><function=f><parameter=s>a\ud800b</parameter><parameter=\udbff>x</parameter></function>"
+    chunks = [text] if chunking == "whole" else char_chunks(text)
+    (call,) = result_of(run_chunks("qwen_xml", chunks)).calls
+    assert call.arguments == {"s": "a\ud800b", "\udbff": "x"}
+    call.arguments_json.encode("utf-8")
+    assert json.loads(call.arguments_json) == call.arguments
+
+
+def test_a_value_of_end_tag_look_alikes_is_read_from_one_buffer():
+    """Issue 10: every reader step of one feed sees the same text object (nothing re-copied)."""
+    s = get_format("qwen_xml").stream(TOOLS, counter_ids)
+    seen = spy_on_readers(s)
+    value = "</parameter> x</function> y\n<parameter x" * 300
+    functions = call_text(("content", value)) * 20
+    result = result_of(s.feed(functions) + s.close())
+    assert [c.arguments for c in result.calls] == [{"content": value}] * 20 and len(seen) == 1
+
+
+@pytest.mark.parametrize(
+    "piece",
+    ["\n", " ", "</parameter>\n", "</function>  ", "x\n<parameter", "<tool_call>", "\n\n</parameter>"],
+)
+def test_what_waits_for_more_text_stays_short(piece):
+    """Hold-back is bounded (a partial tag, a name, a newline), whatever the value repeats."""
+    s = stream()
+    s.feed("<tool_call>\n<function=write_file>\n<parameter=content>\n")
+    for _ in range(2000):
+        s.feed(piece)
+        assert len(s._buf) <= len("</parameter>")
+    s.close()
+
+
+def test_several_calls_stream_with_their_indexes():
+    text = call_text(("path", "a")) + "\n" + call_text(("path", "b"))
+    events = run_chunks("qwen_xml", char_chunks(text), TOOLS, streaming="eager")
+    starts = [e for e in events if isinstance(e, CallStart)]
+    assert [(e.index, e.name) for e in starts] == [(0, "write_file"), (1, "write_file")]
+    assert [e.arguments for e in events if isinstance(e, CallEnd)] == [{"path": "a"}, {"path": "b"}]
