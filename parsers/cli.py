@@ -1,46 +1,302 @@
-"""`toolcall-parsers` / `python -m toolcall_parsers`: list formats, locate templates, parse text.
+"""`toolcall-parsers` / `python -m toolcall_parsers`: the formats, and the operator's toolbox.
 
-toolcall-parsers formats                      # names, wire formats, templates
-toolcall-parsers template hermes_json         # path of the chat template (for --chat-template)
-toolcall-parsers parse hermes_json [--tools tools.json] < output.txt   # JSON result
+toolcall-parsers formats                                  # names, wire formats, templates
+toolcall-parsers template hermes_json                     # path of a chat template (for --chat-template)
+toolcall-parsers parse hermes_json [--tools T.json] < out.txt              # JSON result
+toolcall-parsers parse hermes_json --stream --tokenizer DIR [--events] < out.txt   # real token deltas
+toolcall-parsers parse hermes_json --stream --chunk 3 --events < out.txt  # 3-character deltas
+toolcall-parsers detect MODEL [--chat-template FILE] [--json]             # which parser, which flags
+toolcall-parsers smoke --base-url URL --model M [--parser NAME] [--force] [--json]
+toolcall-parsers capture --base-url URL --model M --prompts FILE [--parser NAME] [--out FILE]
+
+Exit status, every command:
+  0  success: parsed; one of our formats fits (detect); every smoke check agreed; capture finished
+  1  the check found a problem: the text holds a call marker but no valid call, or the stream
+     disagrees with parse() (parse); no format of ours fits the template (detect); any smoke row
+     failed (smoke)
+  2  the command could not run: bad arguments, unknown format, unreadable model, template or file,
+     unreachable server
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from . import FORMATS, get_format, parse
+from . import FORMATS, get_format
+from .toolbox.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, print_json
 
 
-def main(argv: list[str] | None = None) -> int:
-    cli = argparse.ArgumentParser(prog="toolcall-parsers", description="Tool-call parsers for LLM serving engines.")
+def _parser() -> argparse.ArgumentParser:
+    cli = argparse.ArgumentParser(
+        prog="toolcall-parsers",
+        description="Tool-call parsers for LLM serving engines, and tools to pick and check one.",
+        epilog="Exit status: 0 ok, 1 the check found a problem, 2 the command could not run.",
+    )
     sub = cli.add_subparsers(dest="command", required=True)
     sub.add_parser("formats", help="list the formats")
     template = sub.add_parser("template", help="print the path of a format's chat template")
     template.add_argument("name")
+
     parse_cmd = sub.add_parser("parse", help="parse a finished model output from stdin, print JSON")
     parse_cmd.add_argument("name")
     parse_cmd.add_argument("--tools", help="a JSON file with the request's tools (OpenAI format)")
-    args = cli.parse_args(argv)
+    parse_cmd.add_argument("--stream", action="store_true", help="also feed the text as deltas, as a server streams")
+    cut = parse_cmd.add_mutually_exclusive_group()
+    cut.add_argument("--tokenizer", metavar="DIR", help="with --stream: real token deltas of this tokenizer")
+    cut.add_argument("--chunk", type=int, metavar="N", help="with --stream: N-character deltas (default 1)")
+    parse_cmd.add_argument("--events", action="store_true", help="with --stream: print the events, one JSON line each")
+    parse_cmd.add_argument("--streaming-policy", help="with --stream: complete, eager or a number of characters")
 
+    detect = sub.add_parser("detect", help="which of our parsers a model's chat template teaches, and how to serve it")
+    detect.add_argument("model", help="a local model folder, or a Hugging Face id already in the local cache")
+    detect.add_argument("--chat-template", metavar="FILE", help="the template to check instead of the model's own")
+    detect.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    smoke = sub.add_parser("smoke", help="tool-calling prompts against a server, streamed and not")
+    _server_args(smoke)
+    smoke.add_argument("--force", action="store_true", help="pin the outputs through structured outputs (vLLM)")
+    smoke.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    capture = sub.add_parser("capture", help="record a server's raw outputs as corpus JSONL (resumable)")
+    _server_args(capture)
+    capture.add_argument("--prompts", required=True, metavar="FILE", help="one prompt per line (text or JSON)")
+    capture.add_argument("--out", metavar="FILE", help="JSONL to append to (default: PROMPTS.captured.jsonl)")
+    capture.add_argument("--max-tokens", type=int, default=512)
+    return cli
+
+
+def _server_args(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--base-url", required=True, help="the server's OpenAI API, e.g. http://127.0.0.1:8000/v1")
+    cmd.add_argument("--model", required=True, help="the served model name")
+    cmd.add_argument("--parser", help="our format the server runs (needed by --force; capture parses with it)")
+    cmd.add_argument("--api-key", default="unused")
+    cmd.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     try:
         if args.command == "formats":
             for fmt in FORMATS.values():
                 print(f"{fmt.name}\t{fmt.summary}\t{fmt.template_path}")
-        elif args.command == "template":
+            return EXIT_OK
+        if args.command == "template":
             print(get_format(args.name).template_path)
-        else:
-            tools = json.loads(Path(args.tools).read_text(encoding="utf-8")) if args.tools else None
-            result = parse(args.name, sys.stdin.read(), tools=tools)
-            print(json.dumps(dataclasses.asdict(result), ensure_ascii=False, indent=2))
-    except ValueError as err:
+            return EXIT_OK
+        command = {"parse": _parse, "detect": _detect, "smoke": _smoke, "capture": _capture}[args.command]
+        return command(args)
+    except (ValueError, UsageError, OSError) as err:
         print(f"toolcall-parsers: {err}", file=sys.stderr)
-        return 2
-    return 0
+        return EXIT_USAGE
+
+
+# -- parse ---------------------------------------------------------------------------------------
+
+
+def _parse(args: argparse.Namespace) -> int:
+    from .toolbox.parse_text import chunk_deltas, event_json, parse_text, result_json, token_deltas
+
+    get_format(args.name)
+    if not args.stream and (args.tokenizer or args.chunk is not None or args.events or args.streaming_policy):
+        raise UsageError("--tokenizer, --chunk, --events and --streaming-policy need --stream")
+    tools = json.loads(Path(args.tools).read_text(encoding="utf-8")) if args.tools else None
+    if tools is not None and not isinstance(tools, list):
+        raise UsageError(f"--tools {args.tools}: expected a JSON list of tools, got {type(tools).__name__}")
+    text = sys.stdin.read()
+    deltas = None
+    if args.stream:
+        if args.tokenizer:
+            from .detect import load_tokenizer
+
+            deltas = token_deltas(text, load_tokenizer(args.tokenizer))
+        else:
+            deltas = chunk_deltas(text, 1 if args.chunk is None else args.chunk)
+    report = parse_text(args.name, text, tools, deltas, args.streaming_policy)
+    if args.events:
+        for delta, event in report.events:
+            print(json.dumps(event_json(delta, event), ensure_ascii=False))
+    else:
+        print_json(result_json(report.result))
+    status = EXIT_OK
+    if report.marker_without_call:
+        print(f"toolcall-parsers: {args.name}: the text holds a call marker but no valid call:", file=sys.stderr)
+        for reason in report.rejected:
+            print(f"  {reason}", file=sys.stderr)
+        status = EXIT_FAILED
+    elif report.rejected:
+        for reason in report.rejected:
+            print(f"toolcall-parsers: warning: {reason}", file=sys.stderr)
+    if report.stream_differs:
+        print("toolcall-parsers: the streamed events fold into a different result than parse():", file=sys.stderr)
+        print(json.dumps(result_json(report.streamed_result), ensure_ascii=False), file=sys.stderr)
+        status = EXIT_FAILED
+    return status
+
+
+# -- detect --------------------------------------------------------------------------------------
+
+
+def _detect(args: argparse.Namespace) -> int:
+    from .detect import detect_model, serve_commands
+    from .toolbox.console import status
+
+    with status("reading the tokenizer and rendering the probe ...", not args.json):
+        detection = detect_model(args.model, args.chat_template)
+    commands = serve_commands(args.model, detection, args.chat_template)
+    if detection.error:
+        raise UsageError(f"{args.model}: {detection.error}")
+    if args.json:
+        print_json({**detection.to_json(), "commands": commands})
+    else:
+        _print_detection(args.model, detection, commands)
+    return EXIT_OK if detection.parser else EXIT_FAILED
+
+
+def _yes_no(value: bool | None) -> str:
+    return {True: "yes", False: "no", None: "unknown (did not render)"}[value]
+
+
+def _print_detection(model: str, detection: Any, commands: dict[str, str]) -> None:
+    from rich.table import Table
+
+    from .toolbox.console import stdout_console
+
+    table = Table(title=f"detect {model}", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    table.add_row("chat template", detection.template_source)
+    if detection.parser:
+        others = [c for c in detection.candidates if c != detection.parser]
+        table.add_row(
+            "parser", f"[green]{detection.parser}[/]" + (f" (also reads it: {', '.join(others)})" if others else "")
+        )
+    else:
+        table.add_row("parser", "[red]none of ours[/]")
+    table.add_row("template teaches tools", _yes_no(detection.teaches_tools))
+    writes = detection.writes if detection.writes else "(nothing: the template drops tool calls)"
+    table.add_row("writes for a call", writes)
+    table.add_row("probe shape", detection.probe or "(none rendered)")
+    if detection.failed_probes:
+        table.add_row("probe shapes that failed", "\n".join(detection.failed_probes))
+    if detection.marker_tokens:
+        tokens = ", ".join(f"{t.token} (id {t.id}{', special' if t.special else ''})" for t in detection.marker_tokens)
+        table.add_row("single tokens in the call", tokens)
+    else:
+        table.add_row("single tokens in the call", "none: the markers are ordinary text")
+    if detection.parser:
+        strips = detection.skip_special_tokens_strips
+        table.add_row(
+            "skip_special_tokens strips the calls",
+            _yes_no(strips) + (" (our parsers turn it off when tools are on)" if strips else ""),
+        )
+    table.add_row("renders tool results", _yes_no(detection.renders_tool_results))
+    table.add_row("renders reasoning", _yes_no(detection.renders_reasoning))
+    if not detection.parser:
+        table.add_row("suggested", f"{detection.suggested} with our template (below)")
+    table.add_row("vLLM", commands["vllm"])
+    table.add_row("SGLang", commands["sglang"])
+    stdout_console().print(table)
+
+
+# -- smoke ---------------------------------------------------------------------------------------
+
+
+def _client(args: argparse.Namespace) -> Any:
+    import openai
+
+    return openai.OpenAI(base_url=args.base_url, api_key=args.api_key, timeout=args.timeout, max_retries=0)
+
+
+def _check_server(client: Any, args: argparse.Namespace) -> None:
+    try:
+        client.models.list()
+    except Exception as err:
+        raise UsageError(f"cannot reach {args.base_url}: {type(err).__name__}: {err}") from None
+
+
+def _smoke(args: argparse.Namespace) -> int:
+    from .toolbox.console import progress
+    from .toolbox.smoke import PROMPTS, row_json, run_smoke
+
+    if args.force and not args.parser:
+        raise UsageError("--force needs --parser NAME (the format whose text is forced)")
+    if args.parser:
+        get_format(args.parser)
+    client = _client(args)
+    _check_server(client, args)
+    with progress(enabled=not args.json) as bar:
+        task = bar.add_task("smoke", total=2 * len(PROMPTS))
+        rows = run_smoke(client, args.model, args.parser, args.force, lambda: bar.advance(task))
+    ok = all(row.ok for row in rows)
+    if args.json:
+        print_json({"ok": ok, "parser": args.parser, "forced": args.force, "rows": [row_json(r) for r in rows]})
+    else:
+        _print_smoke(args, rows, ok)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def _mark(value: bool) -> str:
+    return "[green]yes[/]" if value else "[red]NO[/]"
+
+
+def _print_smoke(args: argparse.Namespace, rows: list[Any], ok: bool) -> None:
+    from rich.table import Table
+
+    from .toolbox.console import stdout_console
+
+    mode = "forced" if args.force else "unforced"
+    table = Table(title=f"smoke {args.base_url} {args.model} ({args.parser or 'server parser'}, {mode})")
+    for column in ("prompt", "parsed ok", "stream == non-stream", "first tool-call delta", "finish reason"):
+        table.add_column(column)
+    for row in rows:
+        first = f"{row.streamed.first_call_delta:.2f} s" if row.streamed.first_call_delta is not None else "-"
+        finish = (
+            row.plain.finish
+            if row.plain.finish == row.streamed.finish
+            else f"{row.plain.finish} / {row.streamed.finish}"
+        )
+        table.add_row(row.prompt, _mark(row.parsed_ok), _mark(row.same), first, f"{finish}")
+    console = stdout_console()
+    console.print(table)
+    for row in rows:
+        for problem in row.problems:
+            console.print(f"[red]{row.prompt}[/]: {problem}", markup=True)
+    console.print("[green]OK[/]" if ok else "[red]FAILED[/]")
+
+
+# -- capture -------------------------------------------------------------------------------------
+
+
+def _capture(args: argparse.Namespace) -> int:
+    import datetime
+
+    from .toolbox.capture import capture, done_ids, read_prompts
+    from .toolbox.console import progress, stderr_console
+
+    if args.parser:
+        get_format(args.parser)
+    prompts_path = Path(args.prompts)
+    prompts = read_prompts(prompts_path)
+    out = Path(args.out) if args.out else prompts_path.with_suffix(".captured.jsonl")
+    client = _client(args)
+    _check_server(client, args)
+    already = len(done_ids(out) & {p.id for p in prompts})
+    today = datetime.date.today().isoformat()
+    source = f"captured {today} from {args.model} at {args.base_url}, tool_choice=none; review before committing"
+    with progress() as bar:
+        task = bar.add_task("capture", total=len(prompts), completed=already)
+        captured = list(
+            capture(client, args.model, prompts, out, args.parser, source, args.max_tokens, lambda: bar.advance(task))
+        )
+    with_calls = sum(bool((e.get("expected") or {}).get("calls") or e.get("formats_finding_calls")) for e in captured)
+    stderr_console().print(
+        f"captured {len(captured)} (skipped {already} already in {out}); {with_calls} hold calls by our parse"
+    )
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ then
     .venv/bin/python -c "import sglang.srt.function_call.function_call_parser" 2>/dev/null \
         || echo "setup: WARNING: sglang's function-call layer does not import; the SGLang tests will be skipped" >&2
 fi
-echo "setup: installing toolcall-parsers[test] ..."
-.venv/bin/python -m pip install --quiet -e ".[test]" 2>&1 | grep -v "^WARNING: Location" || true
+echo "setup: installing toolcall-parsers[test,toolbox] ..."
+.venv/bin/python -m pip install --quiet -e ".[test,toolbox]" 2>&1 | grep -v "^WARNING: Location" || true
 echo "setup: preparing the SmolLM2-135M model folder ..."
 .venv/bin/python scripts/prepare_model.py

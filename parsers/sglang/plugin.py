@@ -14,10 +14,14 @@ from __future__ import annotations
 
 DETECTORS = {
     "hermes_json": "HermesJsonDetector",
+    "llama_json": "LlamaJsonDetector",
     "llama_pythonic": "LlamaPythonicDetector",
+    "markdown_tools": "MarkdownToolsDetector",
     "minimax_xml": "MiniMaxXmlDetector",
     "mistral_json": "MistralJsonDetector",
+    "qwen_xml": "QwenXmlDetector",
     "tagged": "TaggedDetector",
+    "xml_tools": "XmlToolsDetector",
 }
 """`--tool-call-parser` name -> detector class in `toolcall_parsers.sglang.detectors`."""
 
@@ -31,3 +35,7 @@ def register() -> None:
 
     for name, class_name in DETECTORS.items():
         FunctionCallParser.ToolCallParserEnum[name] = getattr(detectors, class_name)
+    # `auto`: detects the format from the served chat template, then builds that detector (sglang/auto.py).
+    from .auto import AutoDetector
+
+    FunctionCallParser.ToolCallParserEnum["auto"] = AutoDetector

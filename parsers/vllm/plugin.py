@@ -10,10 +10,14 @@ from __future__ import annotations
 
 PARSERS = {
     "hermes_json": "HermesJsonToolParser",
+    "llama_json": "LlamaJsonToolParser",
     "llama_pythonic": "LlamaPythonicToolParser",
+    "markdown_tools": "MarkdownToolsToolParser",
     "minimax_xml": "MiniMaxXmlToolParser",
     "mistral_json": "MistralJsonToolParser",
+    "qwen_xml": "QwenXmlToolParser",
     "tagged": "TaggedToolParser",
+    "xml_tools": "XmlToolsToolParser",
 }
 
 
@@ -22,6 +26,8 @@ def register() -> None:
 
     for name, class_name in PARSERS.items():
         ToolParserManager.register_lazy_module(name, "toolcall_parsers.vllm.parsers", class_name)
+    # `auto`: detects the format from the served chat template, then builds that parser (vllm/auto.py).
+    ToolParserManager.register_lazy_module("auto", "toolcall_parsers.vllm.auto", "AutoToolParser")
 
 
 register()

@@ -1,0 +1,420 @@
+"""Which of our formats does a chat template teach? Found by rendering, never by reading the template.
+
+A probe conversation (two tools, an assistant call, a tool result) is rendered through the template
+with transformers' `apply_chat_template`; the assistant turn it writes is then given to every
+registered format's `parse()`, and the format that reads back exactly the probe call is the answer.
+Templates are picky, so the probe is tried in the shapes real clients send (arguments as an object
+or a JSON string, ids of nine letters and digits as Mistral requires or OpenAI's `call_...`, with or
+without `type`, content None or ""), and the shapes that fail are reported with their error.
+
+Engine-free on purpose: `toolcall-parsers detect` and the `auto` parsers of the vLLM and SGLang
+adapters share `detect_template()`; `detect_once()` caches the answer per tokenizer and template so
+a server detects once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+from . import FORMATS, parse
+
+PROBE_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search the web",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+        },
+    },
+]
+PROBE_CALL: tuple[str, dict[str, Any]] = ("get_weather", {"city": "Paris", "days": 3})
+USER_TEXT = "What is the weather in Paris?"
+PLAIN_TEXT = "Paris is sunny."
+TOOL_RESULT = "sunny, 21 degrees"
+THOUGHT = "The user wants the weather; I call get_weather."
+NINE_CHAR_ID = "a1B2c3D4e"
+OPENAI_ID = "call_9f3b2c1d0e4a5b6c7d8e9f0a"
+
+Render = Callable[..., str]
+"""`render(messages, add_generation_prompt=...) -> str`: one template bound to its tokenizer."""
+
+
+@dataclass(frozen=True)
+class ProbeShape:
+    """How a client writes the assistant's call into the history."""
+
+    arguments_as_string: bool
+    call_id: str
+    with_type: bool
+    content: str | None
+
+    def describe(self) -> str:
+        return ", ".join(
+            [
+                "arguments as JSON string" if self.arguments_as_string else "arguments as object",
+                f"id {self.call_id!r}",
+                "with type" if self.with_type else "without type",
+                f"content {self.content!r}",
+            ]
+        )
+
+    def messages(self, *, with_result: bool) -> list[dict[str, Any]]:
+        name, arguments = PROBE_CALL
+        call: dict[str, Any] = {
+            "id": self.call_id,
+            "function": {"name": name, "arguments": json.dumps(arguments) if self.arguments_as_string else arguments},
+        }
+        if self.with_type:
+            call["type"] = "function"
+        messages = [
+            {"role": "user", "content": USER_TEXT},
+            {"role": "assistant", "content": self.content, "tool_calls": [call]},
+        ]
+        if with_result:
+            messages.append({"role": "tool", "tool_call_id": self.call_id, "name": name, "content": TOOL_RESULT})
+        return messages
+
+
+def probe_shapes() -> Iterator[ProbeShape]:
+    """The shapes real clients send, most common first (vLLM hands templates arguments as objects)."""
+    for as_string, call_id, with_type, content in product(
+        (False, True), (NINE_CHAR_ID, OPENAI_ID), (True, False), (None, "")
+    ):
+        yield ProbeShape(as_string, call_id, with_type, content)
+
+
+@dataclass
+class MarkerToken:
+    """A token of the tokenizer's added vocabulary that the template writes in the call turn."""
+
+    token: str
+    id: int | None
+    special: bool
+
+
+@dataclass
+class Detection:
+    """What a template teaches, and how to serve it. `parser` is our format's name or None."""
+
+    parser: str | None
+    template_source: str
+    candidates: list[str] = field(default_factory=list)
+    writes: str | None = None
+    """The assistant turn the template writes for the probe call (its end-of-turn text cut off)."""
+    probe: str | None = None
+    """The probe shape that rendered (and matched, when `parser` is set)."""
+    failed_probes: list[str] = field(default_factory=list)
+    teaches_tools: bool = False
+    renders_tool_results: bool | None = None
+    renders_reasoning: bool | None = None
+    marker_tokens: list[MarkerToken] = field(default_factory=list)
+    skip_special_tokens_strips: bool | None = None
+    """True when decoding the call turn with skip_special_tokens loses the calls."""
+    suggested: str | None = None
+    """Our format to use with our template, when the model's own does not teach one of ours."""
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def renderer_for(tokenizer: Any, template: str | None = None) -> Render:
+    """`tokenizer.apply_chat_template` with the probe tools, text out. `template` overrides the
+    tokenizer's own; a tokenizer holding several named templates gives `tool_use` (as vLLM does
+    when a request has tools), else `default`."""
+    chosen = template
+    if chosen is None:
+        own = getattr(tokenizer, "chat_template", None)
+        if isinstance(own, dict):
+            own = own.get("tool_use") or own.get("default")
+        chosen = own
+
+    def render(messages: list[dict[str, Any]], *, add_generation_prompt: bool, tools: Any = PROBE_TOOLS) -> str:
+        return tokenizer.apply_chat_template(
+            messages, tools=tools, chat_template=chosen, tokenize=False, add_generation_prompt=add_generation_prompt
+        )
+
+    return render
+
+
+def template_renderer(template: str, **special_tokens: str) -> Render:
+    """A template without a tokenizer (transformers' own Jinja rendering): for writing our formats'
+    texts when no tokenizer is at hand. Special tokens default to ""."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    tokens = {"bos_token": "", "eos_token": "", **special_tokens}
+
+    def render(messages: list[dict[str, Any]], *, add_generation_prompt: bool, tools: Any = PROBE_TOOLS) -> str:
+        out, _ = render_jinja_template(
+            [messages], tools=tools, chat_template=template, add_generation_prompt=add_generation_prompt, **tokens
+        )
+        return out[0] if isinstance(out, list) else out
+
+    return render
+
+
+def _after_common_prefix(prefix: str, text: str) -> str:
+    """`text` after the longest prefix it shares with `prefix` (compared in blocks, then by character)."""
+    shared, step = 0, 256
+    limit = min(len(prefix), len(text))
+    while step:
+        while shared + step <= limit and prefix[shared : shared + step] == text[shared : shared + step]:
+            shared += step
+        step //= 2
+    return text[shared:]
+
+
+def turn_closing(render: Render) -> str:
+    """The text a template writes after an assistant turn's content (`<|im_end|>\\n`, `</s>`, ...)."""
+    prompt = render([{"role": "user", "content": USER_TEXT}], add_generation_prompt=True)
+    plain = render(
+        [{"role": "user", "content": USER_TEXT}, {"role": "assistant", "content": PLAIN_TEXT}],
+        add_generation_prompt=False,
+    )
+    turn = _after_common_prefix(prompt, plain)
+    at = turn.find(PLAIN_TEXT)
+    return turn[at + len(PLAIN_TEXT) :] if at >= 0 else ""
+
+
+def assistant_turn(render: Render, messages: list[dict[str, Any]], closing: str) -> str:
+    """What the template writes for the last (assistant) message of `messages`, as the model would
+    generate it: the text after the generation prompt, without the turn's closing text."""
+    prompt = render(messages[:-1], add_generation_prompt=True)
+    turn = _after_common_prefix(prompt, render(messages, add_generation_prompt=False))
+    stripped = turn.rstrip()
+    if closing.strip() and stripped.endswith(closing.strip()):
+        return stripped[: -len(closing.strip())]
+    return turn
+
+
+def _reads_back(calls: list[tuple[str, dict[str, Any]]], expected: list[tuple[str, dict[str, Any]]]) -> int | None:
+    """0: exactly the expected calls; 1: the same calls with a non-empty part of their arguments
+    (formats that write only some arguments, e.g. one string argument per call); None: not them."""
+    if calls == expected:
+        return 0
+    if len(calls) != len(expected):
+        return None
+    for (name, arguments), (want_name, want) in zip(calls, expected, strict=True):
+        if name != want_name or not arguments or any(want.get(k, object()) != v for k, v in arguments.items()):
+            return None
+    return 1
+
+
+def matching_formats(turn: str, expected: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Every registered format whose parse() of `turn` reads back `expected`: exact readings first,
+    then those that leave the least text outside the calls, then registry order. Rejected spans
+    are not logged."""
+    quiet = logging.getLogger("toolcall_parsers")
+    level, quiet.level = quiet.level, logging.CRITICAL
+    try:
+        found = []
+        for order, fmt in enumerate(FORMATS.values()):
+            result = parse(fmt.name, turn, tools=PROBE_TOOLS)
+            fit = _reads_back([(c.name, c.arguments) for c in result.calls], expected)
+            if fit is not None:
+                found.append((fit, len(result.content or ""), order, fmt.name))
+    finally:
+        quiet.level = level
+    return [name for *_, name in sorted(found)]
+
+
+def _short_error(err: BaseException) -> str:
+    return f"{type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}"
+
+
+def _marker_tokens(tokenizer: Any, turn: str) -> list[MarkerToken]:
+    """Added-vocabulary tokens (markers, control tokens) that occur in the call turn."""
+    try:
+        added = tokenizer.get_added_vocab()
+    except Exception:
+        return []
+    special = set(getattr(tokenizer, "all_special_tokens", []) or [])
+    for token_id, token in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items():
+        if getattr(token, "special", False):
+            special.add(str(token))
+        added.setdefault(str(token), token_id)
+    return [MarkerToken(t, added.get(t), t in special) for t in sorted(added, key=turn.find) if t and t in turn]
+
+
+def _strips(tokenizer: Any, parser: str, turn: str) -> bool | None:
+    """Does decoding the turn's tokens with skip_special_tokens lose the calls?"""
+    try:
+        ids = tokenizer.encode(turn, add_special_tokens=False)
+        decoded = tokenizer.decode(ids, skip_special_tokens=True)
+    except Exception:
+        return None
+    return parser not in matching_formats(decoded, [PROBE_CALL])
+
+
+def _renders(render: Render, messages: list[dict[str, Any]], needle: str) -> bool | None:
+    try:
+        return needle in render(messages, add_generation_prompt=False)
+    except Exception:
+        return None
+
+
+def suggest_format(render: Render) -> str:
+    """Our format whose template frames a turn as the model's own template does (the same text
+    between the user's message and the assistant's reply), in registry order; else the first."""
+    user = [{"role": "user", "content": USER_TEXT}]
+
+    def header(r: Render) -> str | None:
+        try:
+            prompt = r(user, add_generation_prompt=True, tools=None)
+        except Exception:
+            return None
+        return prompt[prompt.rfind(USER_TEXT) + len(USER_TEXT) :] if USER_TEXT in prompt else None
+
+    own = header(render)
+    shipped = [name for name, fmt in FORMATS.items() if fmt.template_path.is_file()]
+    for name in shipped:
+        ours = template_renderer(FORMATS[name].template_path.read_text(encoding="utf-8"))
+        if own is not None and header(ours) == own:
+            return name
+    return shipped[0] if shipped else next(iter(FORMATS))
+
+
+def detect_template(tokenizer: Any, template: str | None = None, source: str = "the tokenizer") -> Detection:
+    """Render the probe through `template` (default: the tokenizer's own) and name our format."""
+    detection = Detection(parser=None, template_source=source)
+    render = renderer_for(tokenizer, template)
+    user = [{"role": "user", "content": USER_TEXT}]
+    try:
+        prompt = render(user, add_generation_prompt=True)
+        closing = turn_closing(render)
+    except Exception as err:
+        detection.error = f"the template does not render a plain conversation: {_short_error(err)}"
+        return detection
+    detection.teaches_tools = PROBE_CALL[0] in prompt
+    first_turn: tuple[ProbeShape, str] | None = None
+    for shape in probe_shapes():
+        try:
+            turn = assistant_turn(render, shape.messages(with_result=False), closing)
+        except Exception as err:
+            detection.failed_probes.append(f"{shape.describe()}: {_short_error(err)}")
+            continue
+        first_turn = first_turn or (shape, turn)
+        found = matching_formats(turn, [PROBE_CALL])
+        if found:
+            detection.parser, detection.candidates = found[0], found
+            detection.writes, detection.probe = turn, shape.describe()
+            break
+    if detection.parser is None and first_turn is not None:
+        detection.probe, detection.writes = first_turn[0].describe(), first_turn[1]
+    shape = next((s for s in probe_shapes() if s.describe() == detection.probe), None)
+    if shape is not None:
+        detection.renders_tool_results = _renders(render, shape.messages(with_result=True), TOOL_RESULT)
+    reasoning = {"role": "assistant", "content": PLAIN_TEXT, "reasoning_content": THOUGHT, "reasoning": THOUGHT}
+    detection.renders_reasoning = _renders(render, [*user, reasoning], THOUGHT)
+    if detection.writes:
+        detection.marker_tokens = _marker_tokens(tokenizer, detection.writes)
+        if detection.parser and any(t.special for t in detection.marker_tokens):
+            detection.skip_special_tokens_strips = _strips(tokenizer, detection.parser, detection.writes)
+        elif detection.parser:
+            detection.skip_special_tokens_strips = False
+    if detection.parser is None:
+        detection.suggested = suggest_format(render)
+    return detection
+
+
+# -- models on disk ----------------------------------------------------------------------------------
+
+
+def load_tokenizer(model: str) -> Any:
+    """The tokenizer of a local model folder or of a Hugging Face id already in the local cache
+    (nothing is downloaded)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(model, local_files_only=True)
+
+
+def template_source(model: str) -> str:
+    folder = Path(model)
+    if (folder / "chat_template.jinja").is_file():
+        return f"{folder / 'chat_template.jinja'}"
+    if (folder / "tokenizer_config.json").is_file():
+        return f"{folder / 'tokenizer_config.json'}"
+    return f"the tokenizer of {model} (Hugging Face cache)"
+
+
+def detect_model(model: str, chat_template: str | Path | None = None) -> Detection:
+    """`toolcall-parsers detect MODEL [--chat-template FILE]`. Raises OSError/ValueError when the
+    model or template cannot be read."""
+    tokenizer = load_tokenizer(model)
+    if chat_template is not None:
+        return detect_template(tokenizer, Path(chat_template).read_text(encoding="utf-8"), str(chat_template))
+    return detect_template(tokenizer, None, template_source(model))
+
+
+# -- what to run -------------------------------------------------------------------------------------
+
+
+def serve_commands(model: str, detection: Detection, chat_template: str | Path | None = None) -> dict[str, str]:
+    """The `vllm serve` and SGLang command lines for this model: the detected parser (with the
+    template given to detect, if any); or, when none of ours fits, our suggested format with our
+    template."""
+    template: str | None = str(chat_template) if chat_template is not None else None
+    parser = detection.parser
+    if parser is None:
+        parser = detection.suggested or next(iter(FORMATS))
+        template = str(FORMATS[parser].template_path)
+    tail = f" --chat-template {shlex.quote(template)}" if template else ""
+    quoted = shlex.quote(model)
+    return {
+        "vllm": f"vllm serve {quoted} --enable-auto-tool-choice --tool-call-parser {parser}{tail}",
+        "sglang": f"python -m sglang.launch_server --model-path {quoted} --tool-call-parser {parser}{tail}",
+    }
+
+
+# -- once per process (the `auto` parsers) -------------------------------------------------------------
+
+_DETECTED: dict[tuple[int, int], tuple[Any, Detection]] = {}
+
+
+def detect_once(tokenizer: Any, template: str | None = None, source: str = "the tokenizer") -> tuple[Detection, bool]:
+    """`detect_template`, cached per tokenizer object and template text: (detection, first time)."""
+    effective = template if template is not None else repr(getattr(tokenizer, "chat_template", None))
+    key = (id(tokenizer), hash(effective))
+    entry = _DETECTED.get(key)
+    if entry is not None and entry[0] is tokenizer:
+        return entry[1], False
+    detection = detect_template(tokenizer, template, source)
+    _DETECTED[key] = (tokenizer, detection)
+    return detection, True
+
+
+def describe(detection: Detection) -> str:
+    """One log line for the `auto` parsers."""
+    if detection.parser:
+        return (
+            f"the chat template ({detection.template_source}) writes {detection.parser}; parsing as {detection.parser}"
+        )
+    why = detection.error or (
+        f"it writes {detection.writes!r}" if detection.writes else "it writes no tool calls for the probe"
+    )
+    return (
+        f"no format of ours fits the chat template ({detection.template_source}): {why}. Tool calls are NOT "
+        f"parsed; the text passes through. Serve with --tool-call-parser {detection.suggested} --chat-template "
+        f"{FORMATS[detection.suggested].template_path if detection.suggested else '...'}, or the engine's parser "
+        "for that format"
+    )

@@ -1,0 +1,99 @@
+"""`--tool-call-parser auto`: detect which of our formats the served chat template teaches, then be it.
+
+vLLM builds a tool parser with the model's tokenizer (once at start-up to validate it, then per
+request). The first build in a process renders the detect probe through the chat template
+(`toolcall_parsers.detect`) and logs the choice; every build then returns an instance of the
+detected format's own parser class, so `auto` behaves exactly as `--tool-call-parser <that name>`
+(ids, token-id checks, `tool_choice="required"` constraints included). When no format of ours fits,
+it logs so at WARNING with what the template writes instead, and passes the text through.
+
+Which template: vLLM hands tool parsers only the tokenizer, not the server's `--chat-template`
+(the serving layer loads that separately, `entrypoints/launchers/api_server/app_state.py`). So the
+flag is read from the process's command line (every API-server process, forked or spawned, carries
+the same `sys.argv`) and resolved by vLLM's own `load_chat_template` (a path, a literal template or
+a bundled name); without it, the tokenizer's own template is used. A template given only in a
+`--config` YAML file is not seen: pass `--chat-template` on the command line, or name the parser.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from vllm.entrypoints.generate.base.protocol import DeltaMessage, ExtractedToolCallInformation
+from vllm.tool_parsers import ToolParser
+
+from ..detect import Detection, describe, detect_once
+
+logger = logging.getLogger("toolcall_parsers")
+
+
+def chat_template_flag(argv: Sequence[str]) -> str | None:
+    """The value of `--chat-template` (or `--chat_template`, or `=`-joined) in a command line."""
+    value = None
+    for i, arg in enumerate(argv):
+        for flag in ("--chat-template", "--chat_template"):
+            if arg == flag and i + 1 < len(argv):
+                value = argv[i + 1]
+            elif arg.startswith(flag + "="):
+                value = arg[len(flag) + 1 :]
+    return value
+
+
+def server_chat_template(argv: Sequence[str] | None = None) -> tuple[str | None, str]:
+    """(template text or None for the tokenizer's own, where it came from)."""
+    flag = chat_template_flag(sys.argv if argv is None else argv)
+    if flag is None:
+        return None, "the tokenizer's chat template"
+    from vllm.renderers.chat_utils import load_chat_template
+
+    return load_chat_template(flag), f"--chat-template {flag}"
+
+
+def detected_class(tokenizer: Any, argv: Sequence[str] | None = None) -> tuple[type[ToolParser] | None, Detection]:
+    """Our parser class for the served template (None: no format of ours fits); logs once."""
+    from . import parsers
+    from .plugin import PARSERS
+
+    template, source = server_chat_template(argv)
+    detection, first = detect_once(tokenizer, template, source)
+    class_name = PARSERS.get(detection.parser or "")
+    if first:
+        if class_name:
+            logger.info("--tool-call-parser auto: %s", describe(detection))
+        elif detection.parser:
+            logger.warning(
+                "--tool-call-parser auto: %s has no vLLM parser class; passing text through", detection.parser
+            )
+        else:
+            logger.warning("--tool-call-parser auto: %s", describe(detection))
+    return (getattr(parsers, class_name) if class_name else None), detection
+
+
+class AutoToolParser(ToolParser):
+    """Builds the detected format's parser; is itself only the pass-through for "none of ours"."""
+
+    def __new__(cls, tokenizer: Any = None, tools: list[Any] | None = None, *args: Any, **kwargs: Any) -> Any:
+        target = detected_class(tokenizer)[0] if tokenizer is not None else None
+        if target is None:
+            if tokenizer is None:
+                logger.warning("--tool-call-parser auto: no tokenizer to detect from; passing text through")
+            return super().__new__(cls)
+        return target(tokenizer, tools)  # not an AutoToolParser, so Python does not call __init__ again
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request: Any,
+    ) -> DeltaMessage | None:
+        return DeltaMessage(content=delta_text) if delta_text else None
