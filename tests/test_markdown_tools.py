@@ -3,6 +3,7 @@ when a call starts and how its body streams, hold-back bounds, error cases and t
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -287,3 +288,26 @@ def test_lone_surrogates_come_out_escaped():
     (call,) = parse("markdown_tools", "```save \ud800\n\udc00x\n```", TOOLS).calls
     assert "\\ud800" in call.arguments_json and "\\udc00" in call.arguments_json
     call.arguments_json.encode("utf-8")
+
+
+def test_the_required_constraint_lets_the_output_end_after_a_blank_line():
+    """The last block may be followed by its line break and one blank line, then the end (the
+    e2e `required` case: a model that ends the closing fence's line must not be forced into another
+    block); nothing else may follow, and the blocks still read as calls."""
+    xgr = pytest.importorskip("xgrammar")
+    from toolcall_parsers.formats.markdown_tools import required_constraint
+    from xgrammar.testing import _is_grammar_accept_string
+
+    schemas = {"get_weather": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": schemas["get_weather"]}}]
+    block = "```get_weather\nParis\n```"
+    for single in (False, True):
+        grammar = xgr.Grammar.from_structural_tag(json.dumps(required_constraint(schemas, None, single)))
+        for tail in ("", "\n", "\n\n"):
+            assert _is_grammar_accept_string(grammar, block + tail), (single, tail)
+            result = parse("markdown_tools", block + tail, tools)
+            assert result.content is None and [c.arguments for c in result.calls] == [{"city": "Paris"}]
+        for tail in ("\n\n\n", "\nText", "\n\n```get_weather\nOslo\n```"):
+            assert not _is_grammar_accept_string(grammar, block + tail), (single, tail)
+        two = block + "\n```get_weather\nOslo\n```\n\n"
+        assert _is_grammar_accept_string(grammar, two) is not single
