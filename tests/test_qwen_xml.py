@@ -210,6 +210,16 @@ def test_arguments_past_their_bound_at_the_end_of_the_output(monkeypatch):
         assert result.calls == [] and result.content == text
 
 
+
+def test_a_closing_brace_past_the_bound_keeps_the_function_text_once(monkeypatch):
+    """The `}` sent at `</function>` can be what crosses the bound: the function is then text, its
+    `</function>` written once (it was written twice before the XML block machine was shared)."""
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_CALL_CHARS", "9")
+    text = "<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\n</function>\n</tool_call>"
+    for chunks in all_chunkings(text):
+        result = result_of(run_chunks("qwen_xml", chunks, None))
+        assert result.calls == [] and result.content == text
+
 @pytest.mark.parametrize("chunking", ["whole", "chars"])
 def test_lone_surrogates_come_out_escaped(chunking):
     text = "<tool_call><function=f><parameter=s>a\ud800b</parameter><parameter=\udbff>x</parameter></function>"

@@ -54,10 +54,9 @@ import re
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.json_lexer import json_string_body
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
-from .tool_blocks import MD_WORD, BlockCall, info_bound, mappable_tools, split_words, tool_tags
+from .tool_blocks import MD_WORD, BlockBody, BlockCall, info_bound, mappable_tools, split_words, tool_tags
 
 MAX_FENCE = 64
 """The longest run of backticks or tildes that is a fence (so a line start holds back at most 67)."""
@@ -107,12 +106,9 @@ class MarkdownToolsStream(FormatStream):
         self._raw: list[str] = []  # the call block read so far: text if it is not a call
         self._info: list[str] = []
         self._info_len = 0
-        self._call: BlockCall | None = None
         self._key = -1
-        self._body_parts: list[str] = []
-        self._break_held = ""  # a body line break (`\n` or `\r\n`), framing if the closing fence follows
+        self._block: BlockBody | None = None  # the call's body, once its opening line is read
         self._close_run: list[str] = []  # a possible closing fence line, not yet known as markup
-        self._oversize: str | None = None
 
     # -- outside fences -------------------------------------------------------------------------
 
@@ -202,9 +198,10 @@ class MarkdownToolsStream(FormatStream):
             return
         try:
             words = split_words(info.lstrip(" \t")[len(name) :])
-            self._call = BlockCall(self.tools.schemas[name], words)
+            call = BlockCall(self.tools.schemas[name], words)
             self._key = self._start_call(name)
-            self._call_args(self._key, self._call.head_json)
+            self._block = BlockBody(call, self._send_args)
+            self._call_args(self._key, call.head_json)
         except NotACall as err:
             self._reject(f"a {name!r} block that is not a call ({err})", "".join(self._raw))
             self._reset_block()
@@ -241,7 +238,8 @@ class MarkdownToolsStream(FormatStream):
         if newline < 0:
             return end
         self._raw.append(text[end : newline + 1])
-        self._break_held = text[end : newline + 1]
+        assert self._block is not None
+        self._block.hold_break(text[end : newline + 1])
         self._state = _BODY_LINE
         return newline + 1
 
@@ -264,28 +262,17 @@ class MarkdownToolsStream(FormatStream):
 
     def _body(self, data: str) -> None:
         """Body text (after the line break held before it, which is now known to be body)."""
-        if self._break_held:
-            data, self._break_held = self._break_held + data, ""
-        if not data:
-            return
-        self._body_parts.append(data)
-        assert self._call is not None
-        if self._call.body_parameter is None or self._oversize is not None:
-            return
-        try:
-            self._call_args(self._key, json_string_body(data))
-        except NotACall as err:  # acted on at the closing fence: a place the text fixes
-            self._oversize = str(err)
+        assert self._block is not None
+        self._block.write(data)
+
+    def _send_args(self, fragment: str) -> None:
+        self._call_args(self._key, fragment)
 
     def _finish_call(self) -> None:
         """The closing fence: the call ends, or (a body it cannot take, too long) is content."""
-        assert self._call is not None
+        assert self._block is not None
         try:
-            if self._oversize is not None:
-                raise NotACall(self._oversize)
-            arguments = self._call.finished("".join(self._body_parts))
-            self._call_args(self._key, self._call.tail_json)
-            self._end_call(self._key, arguments)
+            self._end_call(self._key, self._block.finish())
         except NotACall as err:
             self._reject(f"a tool block that is not a call ({err})", "".join(self._raw))
         self._reset_block()

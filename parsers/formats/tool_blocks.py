@@ -1,5 +1,6 @@
 """What gptme-style tool blocks (`markdown_tools`, `xml_tools`) share: positional words and a body
-mapped onto the tool's JSON schema, shell-like word splitting, and XML entity decoding.
+mapped onto the tool's JSON schema, the body streamed as it is read, shell-like word splitting, and
+XML entity decoding.
 
 A tool block carries no parameter names. Its arguments come from the request's tool schema:
 
@@ -32,6 +33,7 @@ U+10FFFF), is kept literally (models write `&` in code more often than they brea
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..core.json_lexer import json_string_body
@@ -162,6 +164,51 @@ class BlockCall:
                 raise NotACall("a body, but no parameter is left for it")
             return self.arguments
         return {**self.arguments, decoded_string(self.body_parameter): decoded_string(body)}
+
+
+class BlockBody:
+    """A call block's body as it is read: streamed as the body string's JSON (when the tool takes a
+    body), with the line break before a possible end of the block kept aside until it is known to
+    be body (else it is framing). Arguments that pass their size bound on the way are acted on at
+    the block's end, a place the text fixes, so the outcome does not depend on the chunking.
+
+    `send(fragment)` passes a piece of the arguments JSON on (it may raise NotACall past the bound);
+    the block's `head_json` is the format's to send when the call starts."""
+
+    def __init__(self, call: BlockCall, send: Callable[[str], None]) -> None:
+        self._call = call
+        self._send = send
+        self._parts: list[str] = []
+        self._held_break = ""  # a line break (`\n` or `\r\n`), framing if the block's end follows
+        self._oversize: str | None = None
+
+    def write(self, data: str) -> None:
+        """Body text (after the line break held before it, which is now known to be body)."""
+        if self._held_break:
+            data, self._held_break = self._held_break + data, ""
+        if not data:
+            return
+        self._parts.append(data)
+        if self._call.body_parameter is None or self._oversize is not None:
+            return
+        try:
+            self._send(json_string_body(data))
+        except NotACall as err:  # acted on at the block's end: a place the text fixes
+            self._oversize = str(err)
+
+    def hold_break(self, line_break: str) -> None:
+        """A line break that is framing if the block's end follows it; one held before is body."""
+        self.write("")
+        self._held_break = line_break
+
+    def finish(self) -> dict[str, Any]:
+        """The block's end: the rest of the arguments JSON is sent, and the arguments returned.
+        Raises NotACall for a body the tool cannot take, or arguments past their bound."""
+        if self._oversize is not None:
+            raise NotACall(self._oversize)
+        arguments = self._call.finished("".join(self._parts))
+        self._send(self._call.tail_json)
+        return arguments
 
 
 def positional_parameters(schema: dict[str, Any]) -> list[str]:

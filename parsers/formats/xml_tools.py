@@ -38,11 +38,11 @@ import re
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.json_lexer import json_string_body
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
 from .tool_blocks import (
     XML_WORD,
+    BlockBody,
     BlockCall,
     decode_entities,
     entity_at,
@@ -100,12 +100,9 @@ class XmlToolsStream(FormatStream):
         self._args_len = 0
         self._quote = ""
         self._end_tag = ""
-        self._call: BlockCall | None = None
         self._key = -1
-        self._body_parts: list[str] = []
+        self._block: BlockBody | None = None  # the body, once the start tag is read
         self._body_started = False  # a first line break is framing
-        self._break_held = ""  # a line break (`\n` or `\r\n`) that is framing if the end tag follows
-        self._oversize: str | None = None
 
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
@@ -207,9 +204,10 @@ class XmlToolsStream(FormatStream):
         """A complete start tag: the call starts (or the element is not a call: NotACall)."""
         name = "".join(self._name)
         words = split_words(decode_entities("".join(self._args or ())))
-        self._call = BlockCall(self.tools.schemas[name], words)
+        call = BlockCall(self.tools.schemas[name], words)
         self._key = self._start_call(name)
-        self._call_args(self._key, self._call.head_json)
+        self._block = BlockBody(call, self._send_args)
+        self._call_args(self._key, call.head_json)
         self._end_tag = f"</{name}>"
         self._state = _BODY
 
@@ -265,34 +263,24 @@ class XmlToolsStream(FormatStream):
         (kept aside until that is known)."""
         self._raw.append(line_break)
         if self._body_started:
-            self._body("")  # a line break held before is body after all
-            self._break_held = line_break
+            assert self._block is not None
+            self._block.hold_break(line_break)
         self._body_started = True
         return pos + len(line_break)
 
     def _body(self, data: str) -> None:
         """Body text (after a line break held before it, which is now known to be body)."""
         self._body_started = True
-        if self._break_held:
-            data, self._break_held = self._break_held + data, ""
-        if not data:
-            return
-        self._body_parts.append(data)
-        assert self._call is not None
-        if self._call.body_parameter is None or self._oversize is not None:
-            return
-        try:
-            self._call_args(self._key, json_string_body(data))
-        except NotACall as err:  # acted on at the end tag: a place the text fixes
-            self._oversize = str(err)
+        assert self._block is not None
+        self._block.write(data)
+
+    def _send_args(self, fragment: str) -> None:
+        self._call_args(self._key, fragment)
 
     def _finish_element(self) -> None:
-        assert self._call is not None
-        if self._oversize is not None:
-            raise NotACall(self._oversize)
-        arguments = self._call.finished("".join(self._body_parts))
-        self._call_args(self._key, self._call.tail_json)
-        self._end_call(self._key, arguments)
+        """The end tag: the call ends (or, a body it cannot take or too long, NotACall)."""
+        assert self._block is not None
+        self._end_call(self._key, self._block.finish())
         self._block_calls += 1
         self._raw = []
         self._reset_element()

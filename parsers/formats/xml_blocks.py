@@ -1,0 +1,276 @@
+"""What the XML formats that name a call and its parameters in tags (`qwen_xml`, `minimax_xml`) share:
+the block machine around the tags, with each format's tags and NAME grammar filled in.
+
+Both read the same shape::
+
+    block     := START ws (call ws)* [END]             # END may be missing after complete calls
+    call      := CALL_OPEN NAME ">" ws (parameter ws)* CALL_CLOSE
+    parameter := PARAM_OPEN NAME ">" VALUE             # VALUE and what ends it: `core.xml_parameters`
+
+Only NAME (how a tag's name is written and where it ends) and the tags themselves differ, so a
+format gives its `XmlBlockTags`, its value ends, and a reader for the NAME state (`_scan_name`) that
+passes each complete name to `_named`. The rules both follow, written once here: a call that breaks
+the grammar, is refused at its name or passes the size bound of its arguments is text up to its
+CALL_CLOSE (the `SKIP` state), and the other calls still count; a block that never holds a call,
+and a call cut off by the end of the output, are text; whitespace between tags is consumed as
+markup as it arrives, so what waits for more text is at most a partial tag or a name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.json_lexer import json_string_body
+from ..core.markers import MarkerScanner
+from ..core.outside import OutsideCalls, ThinkMarkers
+from ..core.stream import FormatStream, NotACall
+from ..core.typed_values import decoded_string
+from ..core.xml_parameters import ParameterValueReader, ValueEnd
+
+_WS = re.compile(r"\s*")
+
+# States: text outside blocks; in a block between calls; in a call between parameters; in a tag's
+# NAME; in a VALUE; in a broken call, skipping to its CALL_CLOSE. A format numbers its own extra
+# states from FIRST_FORMAT_STATE on.
+TEXT, BLOCK, CALL, NAME, VALUE, SKIP = range(6)
+FIRST_FORMAT_STATE = 6
+
+
+@dataclass(frozen=True, slots=True)
+class XmlBlockTags:
+    """A format's tags (see the module docstring) and the word its docs use for a call."""
+
+    start: str
+    end: str
+    call_open: str
+    call_close: str
+    param_open: str
+    call_word: str
+    """What the format calls a call element ("function", "invoke"), for log lines."""
+
+
+class XmlBlockStream(FormatStream):
+    """The block machine of an XML tool-call format; a subclass reads its NAME (`_scan_name`)."""
+
+    tags: XmlBlockTags
+
+    def __init__(
+        self,
+        tools: Any,
+        id_factory: IdFactory | None,
+        think_markers: ThinkMarkers,
+        value_ends: Sequence[ValueEnd],
+        *,
+        framing_newlines: bool = False,
+    ) -> None:
+        super().__init__(tools, id_factory)
+        tags = self.tags
+        self._outside = OutsideCalls(self._text, [tags.start], think_markers)
+        self._skip_scanner = MarkerScanner([tags.call_close, tags.end])
+        self._state = TEXT
+        self._raw: list[str] = []  # markup and values of the current block or call: text if it breaks
+        self._block_calls = 0  # calls finished in the current block
+        self._key = -1  # the core's number for the call being read
+        self._on_name: Callable[[str], None] = self._open_call  # what the NAME being read opens
+        self._schema: dict[str, Any] = {}  # the called tool's parameter schemas
+        self._arguments: dict[str, Any] = {}
+        self._param = ""
+        self._value = ParameterValueReader(
+            value_ends, self._send_args, self._keep, self.limits, framing_newlines=framing_newlines
+        )
+        self._readers = {
+            TEXT: self._scan_text,
+            BLOCK: self._scan_block,
+            CALL: self._scan_call,
+            NAME: self._scan_name,
+            VALUE: self._scan_value,
+            SKIP: self._scan_skip,
+        }
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        m, at = self._outside.read(text, pos)
+        if m is not None:
+            self._raw = [self.tags.start]
+            self._block_calls = 0
+            self._state = BLOCK
+        return at
+
+    # -- markup ----------------------------------------------------------------------------------
+
+    def _markup_ws(self, text: str, pos: int) -> int:
+        """Consume the whitespace at `pos` as markup; the position after it."""
+        end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if end > pos:
+            self._raw.append(text[pos:end])
+        return end
+
+    @staticmethod
+    def _tag_at(text: str, pos: int, tags: tuple[str, ...]) -> str | None:
+        """The tag of `tags` that starts at `pos`; None while the rest of `text` may still become
+        one (held back: at most a tag long). Raises NotACall otherwise."""
+        partial = False
+        for tag in tags:
+            if text.startswith(tag, pos):
+                return tag
+            partial = partial or (len(text) - pos < len(tag) and tag.startswith(text[pos:]))
+        if partial:
+            return None
+        raise NotACall(f"unexpected {text[pos : pos + 20]!r}")
+
+    def _scan_block(self, text: str, pos: int) -> int | None:
+        at = self._markup_ws(text, pos)
+        if at > pos:
+            return at
+        try:
+            tag = self._tag_at(text, pos, (self.tags.call_open, self.tags.end))
+        except NotACall:
+            if self._block_calls == 0:
+                raise
+            self._text("".join(self._raw))  # the block's END is missing; the finished calls stand
+            self._raw = []
+            self._state = TEXT
+            return pos
+        if tag is None:
+            return None
+        self._raw.append(tag)
+        if tag == self.tags.end:
+            self._end_block()
+        else:
+            self._on_name = self._open_call
+            self._state = NAME
+        return pos + len(tag)
+
+    def _end_block(self) -> None:
+        """END: markup when the block held a call; otherwise the whole block is text."""
+        if self._block_calls == 0:
+            self._reject(f"a tool-call block without a valid {self.tags.call_word}", "".join(self._raw))
+        self._raw = []
+        self._state = TEXT
+
+    def _scan_name(self, text: str, pos: int) -> int | None:
+        """A tag's NAME, in the format's own grammar: pass it to `_named`, consume it and its `>`."""
+        raise NotImplementedError
+
+    def _named(self, name: str) -> None:
+        """A tag's NAME is complete: open what the tag opens (may raise NotACall)."""
+        if not name:
+            raise NotACall("a tag with an empty name")
+        self._on_name(name)
+
+    def _open_call(self, name: str) -> None:
+        self._key = self._start_call(name)
+        self._arguments = {}
+        properties = self.tools.schemas.get(name, {}).get("properties")
+        self._schema = properties if isinstance(properties, dict) else {}
+        self._state = CALL
+
+    def _scan_call(self, text: str, pos: int) -> int | None:
+        at = self._markup_ws(text, pos)
+        if at > pos:
+            return at
+        tag = self._tag_at(text, pos, (self.tags.param_open, self.tags.call_close))
+        if tag is None:
+            return None
+        if tag == self.tags.call_close:  # not kept: if the call breaks here, SKIP reads the tag as text
+            self._end_call_element()
+        else:
+            self._raw.append(tag)
+            self._on_name = self._open_param
+            self._state = NAME
+        return pos + len(tag)
+
+    def _end_call_element(self) -> None:
+        self._call_args(self._key, "}" if self._arguments else "{}")
+        self._end_call(self._key, self._arguments)
+        self._block_calls += 1
+        self._raw = []
+        self._state = BLOCK
+
+    def _open_param(self, name: str) -> None:
+        name = decoded_string(name)  # the key a client reads from the JSON sent
+        if name in self._arguments:
+            self._warn(f"parameter {name!r} given twice in one {self.tags.call_word}; the last one wins")
+        separator = ", " if self._arguments else "{"
+        self._call_args(self._key, separator + '"' + json_string_body(name) + '": ')
+        self._arguments[name] = None
+        self._param = name
+        self._value.begin(self._schema.get(name) if self.tools else None)
+        self._state = VALUE
+
+    # -- values ----------------------------------------------------------------------------------
+
+    def _scan_value(self, text: str, pos: int) -> int | None:
+        """Value text up to the tag that ends it (`core.xml_parameters`, the format's value ends)."""
+        at, end, value = self._value.read(text, pos)
+        if end is not None:
+            self._value_ended(end, value)
+        return at
+
+    def _value_ended(self, end: ValueEnd, value: Any) -> None:
+        """A value is complete; a CALL_CLOSE that ended it (its close tag dropped) ends the call too."""
+        self._arguments[self._param] = value
+        if end.tag == self.tags.call_close:
+            self._end_call_element()
+        else:
+            self._state = CALL
+
+    def _send_args(self, fragment: str) -> None:
+        self._call_args(self._key, fragment)
+
+    def _keep(self, text: str) -> None:
+        self._raw.append(text)
+
+    # -- recovery --------------------------------------------------------------------------------
+
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
+        """The current call (or block) breaks the grammar: it becomes text, the rest goes on."""
+        self._reject(f"not a valid tool call ({err})", self._pending_text())
+        self._raw = []
+        self._state = TEXT if self._state == BLOCK else SKIP
+        return pos if err.pos is None else err.pos
+
+    def _scan_skip(self, text: str, pos: int) -> int | None:
+        """Text of a broken call, up to and including its CALL_CLOSE, then the block goes on; or up
+        to END, which then ends the block."""
+        m = self._skip_scanner.search(text, pos)
+        if m is None:
+            cut = self._skip_scanner.releasable(text, pos)
+            self._text(text[pos:cut])
+            return cut if cut > pos else None
+        self._text(text[pos : m.start()])
+        if m.group() == self.tags.end:
+            self._raw = [self.tags.end]
+            self._end_block()
+        else:
+            self._text(m.group())
+            self._state = BLOCK
+        return m.end()
+
+    def _close(self) -> None:
+        if self._state == VALUE and not self._buf:
+            self._close_value_at_end()
+        if self._state in (TEXT, SKIP) or (self._state == BLOCK and self._block_calls > 0):
+            self._text(self._pending_text() + self._buf)
+        else:  # inside a call (any of its states), or a block without one
+            self._reject("the output ended inside a tool call", self._pending_text() + self._buf)
+        self._raw = []
+        self._buf = ""
+
+    def _close_value_at_end(self) -> None:
+        """The output ends right after a tag whose value end accepts the end of the output (qwen's
+        `</function>` with its `</parameter>` dropped): the call is complete."""
+        try:
+            end, value = self._value.end_of_output()
+            if end is not None:
+                self._value_ended(end, value)
+        except NotACall as err:
+            self._reject(f"not a valid tool call ({err})", self._pending_text())
+            self._raw = []
+            self._state = SKIP
+
+    def _pending_text(self) -> str:
+        return "".join(self._raw) + (self._value.pending() if self._state == VALUE else "")
