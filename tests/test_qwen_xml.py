@@ -210,7 +210,6 @@ def test_arguments_past_their_bound_at_the_end_of_the_output(monkeypatch):
         assert result.calls == [] and result.content == text
 
 
-
 def test_a_closing_brace_past_the_bound_keeps_the_function_text_once(monkeypatch):
     """The `}` sent at `</function>` can be what crosses the bound: the function is then text, its
     `</function>` written once (it was written twice before the XML block machine was shared)."""
@@ -219,6 +218,7 @@ def test_a_closing_brace_past_the_bound_keeps_the_function_text_once(monkeypatch
     for chunks in all_chunkings(text):
         result = result_of(run_chunks("qwen_xml", chunks, None))
         assert result.calls == [] and result.content == text
+
 
 @pytest.mark.parametrize("chunking", ["whole", "chars"])
 def test_lone_surrogates_come_out_escaped(chunking):
