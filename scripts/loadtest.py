@@ -35,34 +35,14 @@ from urllib.parse import urlsplit
 
 import openai
 from toolcall_parsers import FORMATS, ParseResult, parse
+from toolcall_parsers.detect import PROBE_TOOLS
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))  # prepare_model, vllm_server (imported only by --start)
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 MESSAGES = [{"role": "user", "content": "What is the weather in Paris? Also search the web."}]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather for a city",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                "required": ["city"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "search",
-            "description": "Search the web",
-            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-        },
-    },
-]
+TOOLS = PROBE_TOOLS  # two tools: one with an optional integer, one with a string
 # Quotes, a backslash, newlines, markers of every format, non-ASCII and an astral character: what
 # breaks escaping, string-awareness and byte-split detokenization. No tab or `&~#`: their escaped regex
 # forms depend on the structured-output backend, which is not what this test is about.
