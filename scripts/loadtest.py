@@ -101,7 +101,7 @@ WRITERS = {
     "llama_pythonic": _pythonic,
 }
 """How each format writes a list of calls, so every format gets the same pool (the first five formats;
-the later four are load-tested through `toolcall-parsers smoke --force` and their e2e files)."""
+the later four are checked against the server by their e2e files, not under load)."""
 
 # Malformed blocks whose call never starts (no name is ever announced): the stream must agree with
 # parse() exactly, today.
