@@ -39,7 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from bench import WORKLOADS, code_of_length, token_deltas, workload_tokenizer
+from bench import WORKLOADS, code_of_length, project, token_deltas, workload_tokenizer
 
 CLOCK = time.process_time
 """CPU time: machines here are shared, and a busy neighbour must not look like a parser's cost."""
@@ -186,20 +186,6 @@ def run_workloads(args: argparse.Namespace) -> None:
                 raise RuntimeError(f"{workload.ours}: streamed arguments differ from the model's")
             print(f"# {workload_name} {size:>6} chars: {len(deltas)} deltas", file=sys.stderr)
         print_table(workload_name, workload.ours, names, sizes, rows)
-
-
-def project(points: list[tuple[int, float]], size: int) -> float | None:
-    """Seconds a run at `size` would take, from the growth of the last two runs (quadratic from one)."""
-    if not points:
-        return None
-    chars, seconds = points[-1]
-    exponent = 2.0
-    if len(points) > 1 and points[-2][1] > 0 and seconds > 0:
-        import math
-
-        (c0, s0), (c1, s1) = points[-2:]
-        exponent = min(3.0, max(1.0, math.log(s1 / s0) / math.log(c1 / c0)))
-    return seconds * (size / chars) ** exponent
 
 
 def print_table(title: str, ours: str, names: list[str], sizes: list[int], rows: dict[str, dict[int, Any]]) -> None:
