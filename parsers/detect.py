@@ -224,8 +224,8 @@ def matching_formats(turn: str, expected: list[tuple[str, dict[str, Any]]]) -> l
     """Every registered format whose parse() of `turn` reads back `expected`: exact readings first,
     then those that leave the least text outside the calls, then registry order. Rejected spans
     are not logged."""
-    quiet = logging.getLogger("toolcall_parsers")
-    level, quiet.level = quiet.level, logging.CRITICAL
+    log = logging.getLogger("toolcall_parsers")
+    log.addFilter(_drop_record)  # not the level: assigning it skips the logger's enabled-cache reset
     try:
         found = []
         for order, fmt in enumerate(FORMATS.values()):
@@ -234,8 +234,12 @@ def matching_formats(turn: str, expected: list[tuple[str, dict[str, Any]]]) -> l
             if fit is not None:
                 found.append((fit, len(result.content or ""), order, fmt.name))
     finally:
-        quiet.level = level
+        log.removeFilter(_drop_record)
     return [name for *_, name in sorted(found)]
+
+
+def _drop_record(record: logging.LogRecord) -> bool:
+    return False
 
 
 def _short_error(err: BaseException) -> str:

@@ -225,6 +225,17 @@ def test_probe_call_round_trips_through_every_candidate(carrier):
         assert [(c.name, c.arguments) for c in parse(name, detection.writes).calls] == [PROBE_CALL]
 
 
+def test_detection_is_quiet_and_leaves_the_log_on(carrier, caplog):
+    """Candidates' rejected spans are not logged during detection, and parsers log again after it
+    (assigning the logger's level instead of filtering left its enabled-cache saying no)."""
+    detect_template(carrier, _template("hermes_json"), "x")
+    assert not [r for r in caplog.records if r.name == "toolcall_parsers"]
+    from toolcall_parsers import parse
+
+    parse("hermes_json", "<tool_call>{broken</tool_call>")
+    assert len([r for r in caplog.records if r.name == "toolcall_parsers"]) == 1
+
+
 def test_unrenderable_template_is_an_error_not_a_guess(carrier):
     detection = detect_template(carrier, "{{ raise_exception('no') }}", "broken")
     assert detection.parser is None and "does not render" in (detection.error or "")
