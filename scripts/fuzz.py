@@ -1,4 +1,4 @@
-"""Grammar-aware fuzzer for the five wire formats, checking the parser contract from outside.
+"""Grammar-aware fuzzer for the nine wire formats, checking the parser contract from outside.
 
 Why a fuzzer next to the hypothesis properties (tests/test_properties.py): hypothesis explores small
 structured documents well but slowly; this throws thousands of inputs at the public API, most of them
@@ -64,7 +64,10 @@ from typing import Any
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, parse
 from toolcall_parsers.core.events import build_result
 
-FORMATS = ("hermes_json", "minimax_xml", "mistral_json", "llama_pythonic", "tagged")
+FORMATS = (
+    "hermes_json", "minimax_xml", "mistral_json", "llama_pythonic", "tagged",
+    "llama_json", "qwen_xml", "markdown_tools", "xml_tools",
+)  # fmt: skip
 
 INVARIANTS: dict[str, str] = {
     "raises": "1 never raises: feed/close raised, or returned something else than a list of events",
@@ -99,7 +102,8 @@ ALL_MARKERS = [
     "<tool_call>", "</tool_call>", "<minimax:tool_call>", "</minimax:tool_call>", '<invoke name="f">',
     "</invoke>", '<parameter name="p">', "</parameter>", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]",
     "[/THINK]", "<|python_tag|>", "<|python_start|>", "<|python_end|>", "<TOOL_CALLS>", "</TOOL_CALLS>",
-    "<think>", "</think>", "\n[f(", "\nf {",
+    "<think>", "</think>", "\n[f(", "\nf {", "<function=f>", "<parameter=p>", "</function>", "<tool-use>",
+    "</tool-use>", "\n```", "\n```f x\n", "<|eom_id|>", '\n{"name": "f", "parameters": ',
 ]  # fmt: skip
 UNICODE = ["\u00fc", "\u6771", "\U0001f327", "\x01", "\x7f", "\u2028", "\ufeff", "\u0085", "\u00a0", "\U0001f600"]
 TRICKY = ['"', "'", "\\", "{", "}", "[", "]", "(", ")", "\n", "\t", "\r", ",", ":", "=", "\\n", "\\u00e9", "</"]
@@ -257,6 +261,8 @@ class Part:
     tools: list[dict[str, Any]] = field(default_factory=list)
     guard_after: bool = False  # the block ends in a literal (`null`): what follows must not continue it
     last_only: bool = False  # the block has no end marker: nothing but whitespace may follow
+    lead: str = ""  # text before the block that stays content (the line break a fence starts after)
+    after_ok: Callable[[str], bool] | None = None  # whether prose may follow the block
 
 
 @dataclass
@@ -311,9 +317,11 @@ AMBIGUOUS_CLOSE = re.compile(r"</parameter>\s*(<parameter|</invoke>|$)")
 GUESS_WORD = re.compile(r"[A-Za-z][A-Za-z ]*")
 
 
-def minimax_value(rng: random.Random, typed: bool) -> tuple[dict[str, Any] | None, str, Any]:
+def minimax_value(
+    rng: random.Random, typed: bool, ambiguous: re.Pattern[str] = AMBIGUOUS_CLOSE
+) -> tuple[dict[str, Any] | None, str, Any]:
     """(schema, raw text, typed value) for one parameter; `typed=False` only where a schema-less
-    guess is unambiguous."""
+    guess is unambiguous; `ambiguous` finds the text a raw value cannot hold."""
     if not typed:
         kind = rng.choice(["word", "int", "float", "true", "false", "null", "object", "array", "zip"])
         if kind == "word":
@@ -329,7 +337,7 @@ def minimax_value(rng: random.Random, typed: bool) -> tuple[dict[str, Any] | Non
     kind = rng.choice(["string", "string", "integer", "number", "boolean", "null", "object", "array", "mixed"])
     if kind == "string":
         value = gen_string(rng)
-        while AMBIGUOUS_CLOSE.search(value):
+        while ambiguous.search(value):
             value = gen_string(rng)
         return {"type": rng.choice(["string", "string", "str"])}, value, value
     if kind == "integer":
@@ -351,7 +359,7 @@ def minimax_value(rng: random.Random, typed: bool) -> tuple[dict[str, Any] | Non
             else [gen_json(rng, 1) for _ in range(rng.randrange(3))]
         )
         raw = dump_json(rng, value)
-        if AMBIGUOUS_CLOSE.search(raw):  # raw JSON is not escaped either: a closing tag in it is ambiguous
+        if ambiguous.search(raw):  # raw JSON is not escaped either: a closing tag in it is ambiguous
             return {"type": "null"}, "null", None
         return {"type": kind}, raw, value
     if rng.random() < 0.5:  # string or null: the exact text `null` is null
@@ -448,12 +456,177 @@ def tagged_block(rng: random.Random) -> Part:
     return Part(text, False, [(n, a, None) for n, a in calls], last_only=not end)
 
 
+def llama_json_block(rng: random.Random) -> Part:
+    """Llama 3.x JSON calls on a line of their own or after `<|python_tag|>`, joined by `;`, a line
+    break or nothing, in every head shape the format reads; or a built-in `NAME.call(k=literal)`."""
+    if rng.random() < 0.15:
+        name = gen_ident(rng)
+        args = gen_arguments(rng, gen_ident)
+        kwargs = rng.choice([", ", ","]).join(f"{k}={py_literal(rng, v)}" for k, v in args.items())
+        return Part(f"<|python_tag|>{name}.call({kwargs})", False, [(name, args, None)])
+    calls = [(gen_name(rng), gen_arguments(rng)) for _ in range(rng.choice([1, 1, 1, 2, 3]))]
+    objects = []
+    for name, args in calls:
+        head: dict[str, Any] = {"type": "function", "name": name} if rng.random() < 0.2 else {"name": name}
+        head[rng.choice(["parameters", "parameters", "arguments"])] = json.dumps(args) if rng.random() < 0.1 else args
+        if rng.random() < 0.1:
+            head["id"] = gen_string(rng)  # keys after the arguments are ignored
+        objects.append(dump_json(rng, head))
+    start = rng.choice(["\n", "\n", "\n  ", "\r\n", "<|python_tag|>", "<|python_tag|>\n"])
+    lead = "\n" if start[0] == "<" and rng.random() < 0.5 else ""  # a line break before the tag is content
+    body = "".join(obj + rng.choice([";", "; ", ";\n", "\n", ""]) for obj in objects[:-1]) + objects[-1]
+    return Part(start + body, False, [(n, a, None) for n, a in calls], lead=lead, after_ok=_no_lone_semicolon)
+
+
+def _no_lone_semicolon(prose: str) -> bool:
+    """After a llama_json call, prose of only `;` and whitespace would join the next call to it."""
+    return not re.fullmatch(r"\s*;[\s;]*", prose)
+
+
+QWEN_AMBIGUOUS = re.compile(
+    r"</parameter>\s*(<parameter=|</function>|$)|</function>\s*(</tool_call>|<tool_call>|<function=|$)"
+    r"|(^|\n)<parameter="
+)
+
+
+def qwen_block(rng: random.Random) -> Part:
+    """`<tool_call>` with `<function=..>` / `<parameter=..>` tags, raw values typed by a generated
+    schema (the `minimax_xml` rules), one call or several per block."""
+    calls, tools, functions = [], [], []
+    typed = rng.random() < 0.8
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        name = gen_name(rng) + f"_{rng.randrange(10**9)}"
+        args: dict[str, Any] = {}
+        props: dict[str, Any] = {}
+        params = []
+        for _ in range(rng.randrange(5)):
+            key = gen_name(rng)
+            if key in args:
+                continue
+            schema, raw, value = minimax_value(rng, typed and rng.random() < 0.95, QWEN_AMBIGUOUS)
+            if schema is not None:
+                props[key] = schema
+            args[key] = value
+            framed = raw[:1] == "\n" or raw[-1:] == "\n" or rng.random() < 0.7
+            raw = f"\n{raw}\n" if framed else raw
+            params.append(f"<parameter={key}>{raw}</parameter>" + rng.choice(["\n", "\n", ""]))
+        if typed:
+            tools.append(tool(name, props))
+        sep = rng.choice(["\n", "\n", ""])
+        functions.append(f"<function={name}>{sep}{''.join(params)}</function>")
+        calls.append((name, args, None))
+    if rng.random() < 0.3:  # several functions in one block
+        blocks = ["<tool_call>\n" + "\n".join(functions) + "\n</tool_call>"]
+    else:
+        blocks = [f"<tool_call>\n{f}\n</tool_call>" for f in functions]
+    end = rng.random() < 0.9
+    text = "".join(blocks)  # a line break between blocks is content
+    return Part(text if end else text.removesuffix("\n</tool_call>"), False, calls, tools, last_only=not end)
+
+
+WORD_ALPHABET = string.ascii_letters + string.digits + "._/-"
+TOUGH_WORDS = ["a b", "it's", 'say "hi"', "back\\slash", "$HOME", "", "*.py", "x&y", "<p>", "tab\there"]
+
+
+def gen_words(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(TOUGH_WORDS) if rng.random() < 0.3 else rng.choice(NAME_HEAD) + gen_word(rng, WORD_ALPHABET)
+        for _ in range(count)
+    ]
+
+
+def shell_quote(rng: random.Random, word: str) -> str:
+    """`word` as one POSIX shell word, in one of the quotings that splits back to it."""
+    if word and re.fullmatch(r"[A-Za-z0-9._/-]+", word) and rng.random() < 0.7:
+        return word
+    if "'" not in word and rng.random() < 0.5:
+        return f"'{word}'"
+    if rng.random() < 0.5:
+        return '"' + re.sub(r'([\\"$`])', r"\\\1", word) + '"'
+    return "".join("\\" + c if not c.isalnum() else c for c in word) or "''"
+
+
+def block_tool(rng: random.Random) -> tuple[str, dict[str, Any], list[str], str | None, dict[str, Any]]:
+    """A tool for gptme-style blocks: its name, schema, words, body (None when it takes none), and
+    the arguments they map to."""
+    name = gen_ident(rng) + f"_{rng.randrange(10**9)}"
+    keys = list(dict.fromkeys(gen_ident(rng) for _ in range(rng.choice([0, 1, 1, 2, 2, 3]))))
+    optional = {gen_ident(rng) + "_opt": {"type": rng.choice(["string", "integer"])}} if rng.random() < 0.3 else {}
+    props = {k: {"type": rng.choice(["string", "string", ["string", "null"]])} for k in keys} | optional
+    schema = {"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "properties": props, "required": keys}}}  # fmt: skip
+    with_body = bool(keys) and rng.random() < 0.8
+    words = gen_words(rng, len(keys) - with_body)
+    body = None
+    if with_body:
+        body = gen_string(rng).replace("\r", "") if rng.random() < 0.7 else rng.choice(["", "\n", "x\n\ny", "  z  "])
+    return name, schema, words, body, dict(zip(keys, [*words, *([body] if body is not None else [])], strict=True))
+
+
+def fence_run(rng: random.Random, body: str) -> str:
+    """An opening fence that no line of `body` can close."""
+    char = rng.choice("`~")
+    longest = max((len(m.group()) for m in re.finditer(re.escape(char) + "+", body)), default=0)
+    return char * max(3, longest + 1) if rng.random() < 0.8 else char * (max(3, longest + 1) + rng.randrange(3))
+
+
+def markdown_block(rng: random.Random) -> Part:
+    """A fence whose info string is a declared tool and its shell-quoted words, at a line start."""
+    name, schema, words, body, args = block_tool(rng)
+    body_text = body or ""
+    fence = fence_run(rng, body_text)
+    info = " ".join([name, *(shell_quote(rng, w) for w in words)])
+    newline = rng.choice(["\n", "\n", "\r\n"])
+    text = f"{rng.choice(['', '', ' ', '   '])}{fence}{info}{newline}"
+    text += (body_text + newline if body_text or rng.random() < 0.5 else "") + fence + rng.choice(["\n", "\n", " \n"])
+    return Part(text, False, [(name, args, None)], [schema], lead="\n")
+
+
+def xml_escape(rng: random.Random, text: str, quote: str = "") -> str:
+    out = []
+    for c in text:
+        if c == "&" or c == "<" or c == quote or c == "\r":
+            out.append(rng.choice({"&": ["&amp;", "&#38;"], "<": ["&lt;", "&#60;"], '"': ["&quot;"],
+                                   "'": ["&apos;"], "\r": ["&#13;", "&#xD;"]}[c]))  # fmt: skip
+        elif c == ">" and rng.random() < 0.3:
+            out.append("&gt;")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def xml_tools_block(rng: random.Random) -> Part:
+    """`<tool-use>` with one element per call, named after a declared tool, `args` shell-quoted and
+    entity-escaped, the body escaped, with or without framing line breaks."""
+    calls, tools, elements = [], [], []
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        name, schema, words, body, args = block_tool(rng)
+        quote = rng.choice(['"', "'"])
+        attr = f" args={quote}{xml_escape(rng, ' '.join(shell_quote(rng, w) for w in words), quote)}{quote}"
+        attr = attr if words or rng.random() < 0.3 else ""
+        body_text = body or ""
+        inner = xml_escape(rng, body_text)
+        if body_text[:1] == "\n" or body_text[-1:] == "\n" or rng.random() < 0.5:
+            inner = rng.choice(["\n", "\r\n"]) + inner + rng.choice(["\n", "\r\n"])
+        elements.append(f"<{name}{attr}>{inner}</{name}>")
+        calls.append((name, args, None))
+        tools.append(schema)
+    end = rng.random() < 0.9
+    sep = rng.choice(["", "\n", " \n "])
+    text = "<tool-use>" + sep + sep.join(elements) + sep + ("</tool-use>" if end else "")
+    return Part(text, False, calls, tools, last_only=not end)
+
+
 BLOCKS: dict[str, Callable[[random.Random], Part]] = {
     "hermes_json": hermes_block,
     "minimax_xml": minimax_block,
     "mistral_json": mistral_block,
     "llama_pythonic": llama_block,
     "tagged": tagged_block,
+    "llama_json": llama_json_block,
+    "qwen_xml": qwen_block,
+    "markdown_tools": markdown_block,
+    "xml_tools": xml_tools_block,
 }
 THINK = {"mistral_json": ("[THINK]", "[/THINK]")}
 # Markers in prose that are text by the grammar, and that nothing generated next to them can complete.
@@ -463,13 +636,25 @@ PROSE_SNIPPETS: dict[str, list[str]] = {
     "mistral_json": ["[TOOL_", "[TOOL_CALLS] is a token", "[ARGS]", "[CALL_ID]", "[/THINK]", "<tool_call>"],
     "llama_pythonic": ["<|python_", "<|python_tag|> token", "see [1]", "<think", "</think>"],  # no <|python_end|>
     "tagged": ["<TOOL_", "</TOOL_CALLS>", "<think", "</think>", "<tool_call>", "[TOOL_CALLS]"],
-}
+    "llama_json": ["<|python_", "<|python_tag|> token", '{"name": "John", "age": 3}', "{ not a call}", "<think",
+                   "</think>", "<|eom_id|>", "[TOOL_CALLS]", '\n{"a": [1, {"name": "x"}]}\n', '\n{"name": 1}'],
+    "qwen_xml": ["<tool_", "<tool_call> tag", "</tool_call>", "<function=f>", "</parameter>", "<parameter=p>",
+                 "</function>", "<think", "</think>", "<invoke>"],
+    "markdown_tools": ["`x`", "a ``` b", "\n```python\nprint(1)\n```\n", "\n~~~\n```save x\n~~~\n",
+                       "\n````md\n```save a.py\nx\n```\n````\n", "<tool-use>", "<think", "</think>"],
+    "xml_tools": ["<tool-", "<tool-use> tag", "</tool-use>", "&amp;", "<save>", "\n```save x\ny\n```\n",
+                  "<think", "</think>", "<tool_call>"],
+}  # fmt: skip
 START = {
     "hermes_json": "<tool_call>",
     "minimax_xml": "<minimax:tool_call>",
     "mistral_json": "[TOOL_CALLS]",
     "llama_pythonic": "\n[",
     "tagged": "<TOOL_CALLS>",
+    "llama_json": '\n{"name": ',
+    "qwen_xml": "<tool_call>",
+    "markdown_tools": "\n```",
+    "xml_tools": "<tool-use>",
 }
 
 
@@ -510,9 +695,8 @@ def assemble(fmt: str, parts: list[Part]) -> Case:
         if k and parts[k - 1].guard_after and not text[:1].isspace():
             texts.append(" ")
             prose.append(" ")
-        texts.append(text)
-        if part.prose:
-            prose.append(text)
+        texts.append(part.lead + text)
+        prose.append(text if part.prose else part.lead)
     calls: list[ExpectedCall] = []
     used: set[str] = set()
     for part in parts:
@@ -534,7 +718,10 @@ def gen_document(rng: random.Random, fmt: str) -> Case:
         if block.last_only:
             parts.append(Part(rng.choice(["", "\n", " "]), True))
             break
-        parts.append(Part(gen_prose(rng, fmt), True))
+        prose = gen_prose(rng, fmt)
+        while block.after_ok and not block.after_ok(prose):
+            prose = gen_prose(rng, fmt)
+        parts.append(Part(prose, True))
     return assemble(fmt, parts)
 
 
@@ -573,6 +760,19 @@ EMPTY_CALLS: dict[str, list[str]] = {
     "tagged": ["<TOOL_CALLS>\n</TOOL_CALLS>", "<TOOL_CALLS></TOOL_CALLS>", "<TOOL_CALLS>\nf {}\n",
                "<TOOL_CALLS>\nf null\n</TOOL_CALLS>", '<TOOL_CALLS>\nf "{}"\n', "<TOOL_CALLS>\n {}\n",
                "<TOOL_CALLS>\nf []\n", '<TOOL_CALLS>\nf "x"\n'],
+    "llama_json": ['\n{"name": "", "parameters": {}}', '\n{"name": "f"}', '\n{"name": "f", "parameters": null}',
+                   '\n{"name": "f", "parameters": []}', "<|python_tag|>", "<|python_tag|>f.call()", "<|python_tag|>{}",
+                   "\n{}", '\n{"name": "f", "parameters": "x"}', '\n{"type": "function"}', "<|python_tag|>f.call(,)"],
+    "qwen_xml": ["<tool_call></tool_call>", "<tool_call>\n<function=>\n</function>\n</tool_call>",
+                 "<tool_call><function=f></function></tool_call>", "<function=f></function>",
+                 "<tool_call>\n<function=f>\n", "<tool_call>\n\n",
+                 "<tool_call><function=f><parameter=>1</parameter></function></tool_call>"],
+    "markdown_tools": ["\n```\n```\n", "\n```f\n```\n", "\n~~~\n", "\n```` f\n````\n", "\n```f x y z\nbody\n```\n",
+                       "\n```f 'open\nx\n```\n", "\n```f\\\n```\n"],
+    "xml_tools": ["<tool-use></tool-use>", "<tool-use><f></f></tool-use>", "<tool-use><f/></tool-use>",
+                  '<tool-use><f args="">x</f></tool-use>', "<tool-use>\n",
+                  "<tool-use><f args=\"'open\">x</f></tool-use>", '<tool-use><f other="1">x</f></tool-use>',
+                  "<tool-use><f>x</g></tool-use>"],
 }  # fmt: skip
 LONG_NAME_CALL = {
     "hermes_json": ['<tool_call>{"name": "%s", "arguments": {}}</tool_call>'],
@@ -581,6 +781,11 @@ LONG_NAME_CALL = {
     "mistral_json": ["[TOOL_CALLS]%s[ARGS]{}", "[TOOL_CALLS]f[CALL_ID]%s[ARGS]{}", '[TOOL_CALLS][{"name": "%s"}]'],
     "llama_pythonic": ["\n[%s()]", "\n[f(%s=1)]"],
     "tagged": ["<TOOL_CALLS>\n%s {}\n"],
+    "llama_json": ['\n{"name": "%s", "parameters": {}}', "<|python_tag|>%s.call()", '\n{"%s": 1}'],
+    "qwen_xml": ["<tool_call>\n<function=%s>\n</function>\n</tool_call>",
+                 "<tool_call>\n<function=f>\n<parameter=%s>\n1\n</parameter>\n</function>\n</tool_call>"],
+    "markdown_tools": ["\n```%s\n```\n", "\n```f %s\nx\n```\n"],
+    "xml_tools": ["<tool-use><%s></%s></tool-use>", '<tool-use><f args="%s">x</f></tool-use>'],
 }  # fmt: skip
 
 
