@@ -15,7 +15,6 @@ a server detects once per process.
 from __future__ import annotations
 
 import json
-import logging
 import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import FORMATS, parse
+from .core.stream import logs_silenced
 
 PROBE_TOOLS: list[dict[str, Any]] = [
     {
@@ -224,22 +224,14 @@ def matching_formats(turn: str, expected: list[tuple[str, dict[str, Any]]]) -> l
     """Every registered format whose parse() of `turn` reads back `expected`: exact readings first,
     then those that leave the least text outside the calls, then registry order. Rejected spans
     are not logged."""
-    log = logging.getLogger("toolcall_parsers")
-    log.addFilter(_drop_record)  # not the level: assigning it skips the logger's enabled-cache reset
-    try:
+    with logs_silenced():
         found = []
         for order, fmt in enumerate(FORMATS.values()):
             result = parse(fmt.name, turn, tools=PROBE_TOOLS)
             fit = _reads_back([(c.name, c.arguments) for c in result.calls], expected)
             if fit is not None:
                 found.append((fit, len(result.content or ""), order, fmt.name))
-    finally:
-        log.removeFilter(_drop_record)
     return [name for *_, name in sorted(found)]
-
-
-def _drop_record(record: logging.LogRecord) -> bool:
-    return False
 
 
 def _short_error(err: BaseException) -> str:

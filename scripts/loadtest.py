@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import logging
 import random
 import re
 import shlex
@@ -35,6 +34,7 @@ from urllib.parse import urlsplit
 
 import openai
 from toolcall_parsers import ParseResult, parse
+from toolcall_parsers.core.stream import logs_silenced
 from toolcall_parsers.detect import PROBE_TOOLS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,10 +152,10 @@ def pool(fmt: str) -> list[Entry]:
 def expected_results(fmt: str, entries: list[Entry]) -> list[ParseResult]:
     """parse() of each entry: the reference every answer is compared with. Fails when parse() itself
     does not find the calls an entry was written with (then the parser, not the server, is wrong)."""
-    logging.getLogger("toolcall_parsers").setLevel(logging.ERROR)  # the malformed entries are logged, by design
     results = []
     for entry in entries:
-        result = parse(fmt, entry.raw, TOOLS)
+        with logs_silenced():  # the malformed entries are logged, by design
+            result = parse(fmt, entry.raw, TOOLS)
         found = tuple((c.name, c.arguments) for c in result.calls)
         if found != entry.intended:
             raise SystemExit(

@@ -16,7 +16,8 @@ import pytest
 
 pytest.importorskip("vllm")
 
-from loadtest import Options, load, passed, server_args
+from loadtest import Options, expected_results, load, passed, pool, server_args
+from toolcall_parsers import parse
 from vllm_server import vllm_server
 
 pytestmark = pytest.mark.e2e
@@ -35,3 +36,12 @@ def test_concurrent_requests_match_parse(smollm2_dir):
         summary = asyncio.run(load(base_url, opts))
     assert passed(summary), summary["examples"]
     assert summary["completed"] == REQUESTS and summary["streamed"] == REQUESTS // 2
+
+
+def test_reference_results_leave_the_parsers_log_on(caplog):
+    """The pool's malformed entries are parsed without log lines, and the parsers log again after
+    (the load test once set the package logger's level for good, silencing every later test)."""
+    expected_results("hermes_json", pool("hermes_json"))
+    assert not [r for r in caplog.records if r.name == "toolcall_parsers"]
+    parse("hermes_json", "<tool_call>{broken</tool_call>")
+    assert len([r for r in caplog.records if r.name == "toolcall_parsers"]) == 1

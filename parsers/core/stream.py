@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,6 +46,23 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 Reader = Callable[[str, int], "int | None"]
 """A state's reader: consumes `text` from `pos`; returns where it stopped, or None to hold the rest."""
+
+
+@contextmanager
+def logs_silenced() -> Iterator[None]:
+    """The parsers' log lines dropped for the block: for tools that parse on purpose what they know
+    is broken (detection probes, a load test's reference results). A filter, not the level: an
+    operator's level stays as it was, and assigning a logger's level directly would skip the reset
+    of its cached enabled-levels."""
+    logger.addFilter(_drop)
+    try:
+        yield
+    finally:
+        logger.removeFilter(_drop)
+
+
+def _drop(record: logging.LogRecord) -> bool:
+    return False
 
 
 def shorten(span: str) -> str:
