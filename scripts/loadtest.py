@@ -93,15 +93,50 @@ def _pythonic(calls: list[Call]) -> str:
     return f"[{', '.join(written)}]"
 
 
+def _llama_json(calls: list[Call]) -> str:
+    return "; ".join(_json({"name": n, "parameters": a}) for n, a in calls)
+
+
+def _qwen(calls: list[Call]) -> str:
+    """Values verbatim on their own lines, as Qwen3-Coder's template writes them."""
+    functions = []
+    for name, arguments in calls:
+        params = "".join(
+            f"<parameter={k}>\n{v if isinstance(v, str) else _json(v)}\n</parameter>\n" for k, v in arguments.items()
+        )
+        functions.append(f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>")
+    return "\n".join(functions)
+
+
+def _markdown(calls: list[Call]) -> str:
+    """The tools' one required parameter as the body (a word would need shell quoting)."""
+    return "\n".join(f"```{n}\n{_only_value(a)}\n```" for n, a in calls)
+
+
+def _xml(calls: list[Call]) -> str:
+    """The body verbatim: a bare `<` is text unless it closes the element (the pool has no `&`)."""
+    return "<tool-use>\n" + "\n".join(f"<{n}>\n{_only_value(a)}\n</{n}>" for n, a in calls) + "\n</tool-use>"
+
+
+def _only_value(arguments: dict[str, Any]) -> str:
+    (value,) = arguments.values()
+    return value
+
+
 WRITERS = {
     "hermes_json": _hermes,
     "mistral_json": _mistral,
     "tagged": _tagged,
     "minimax_xml": _minimax,
     "llama_pythonic": _pythonic,
+    "llama_json": _llama_json,
+    "qwen_xml": _qwen,
+    "markdown_tools": _markdown,
+    "xml_tools": _xml,
 }
-"""How each format writes a list of calls, so every format gets the same pool (the first five formats;
-the later four are checked against the server by their e2e files, not under load)."""
+"""How each format writes a list of calls, so every format gets the same pool."""
+POSITIONAL = {"markdown_tools", "xml_tools"}
+"""Formats that fill only required string parameters (gptme's blocks): their first call has no `days`."""
 
 # Malformed blocks whose call never starts (no name is ever announced): the stream must agree with
 # parse() exactly, today.
@@ -111,6 +146,10 @@ NEVER_STARTS = {
     "tagged": "I tried.\n<TOOL_CALLS>\n!!! not a call\n</TOOL_CALLS>",
     "minimax_xml": "I tried.\n<minimax:tool_call>\n<oops/>\n</minimax:tool_call>",
     "llama_pythonic": 'I tried.\n[get_weather city="Paris"]',
+    "llama_json": 'I tried.\n{"name": get_weather, "parameters": {}}',
+    "qwen_xml": "I tried.\n<tool_call>\n<oops/>\n</tool_call>",
+    "markdown_tools": "I tried.\n```get_weather Paris London\n```",
+    "xml_tools": "I tried.\n<tool-use>\n<oops/>\n</tool-use>",
 }
 # Malformed after the name: the stream has already announced the call when the block breaks. That
 # is the known streaming gap (exact-streaming policy, being fixed); its mismatches are counted apart
@@ -123,6 +162,10 @@ STARTS_THEN_BREAKS = {
         '<minimax:tool_call><invoke name="get_weather"><parameter name="city">Paris</invoke></minimax:tool_call>'
     ),
     "llama_pythonic": "[get_weather(city=Paris)]",
+    "llama_json": '{"name": "get_weather", "parameters": {"city": Paris}}',
+    "qwen_xml": "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</tool_call>",
+    "markdown_tools": "```search\nParis weather",
+    "xml_tools": '<tool-use><get_weather args="Paris">today</get_weather></tool-use>',
 }
 
 
@@ -139,10 +182,11 @@ class Entry:
 def pool(fmt: str) -> list[Entry]:
     """The fixed pool of raw outputs for a format: the shapes a client meets, and two broken ones."""
     write = WRITERS[fmt]
+    call_a = (CALL_A[0], {"city": CALL_A[1]["city"]}) if fmt in POSITIONAL else CALL_A
     return [
         Entry("plain", "Paris is sunny today, 21 °C. No tool needed."),
-        Entry("one_call", "Let me check.\n" + write([CALL_A]), (CALL_A,)),
-        Entry("two_calls", write([CALL_A, CALL_B]), (CALL_A, CALL_B)),
+        Entry("one_call", "Let me check.\n" + write([call_a]), (call_a,)),
+        Entry("two_calls", write([call_a, CALL_B]), (call_a, CALL_B)),
         Entry("long_string", "Searching for that.\n" + write([CALL_LONG]), (CALL_LONG,)),
         Entry("malformed", NEVER_STARTS[fmt]),
         Entry("malformed_started", STARTS_THEN_BREAKS[fmt], known_gap=True),
