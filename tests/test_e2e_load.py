@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("vllm")
 
-from loadtest import Options, expected_results, load, passed, pool, server_args
-from toolcall_parsers import parse
+from loadtest import WRITERS, Options, expected_results, load, passed, pool, server_args
+from toolcall_parsers import FORMATS, parse
 from vllm_server import vllm_server
 
 pytestmark = pytest.mark.e2e
@@ -45,3 +45,14 @@ def test_reference_results_leave_the_parsers_log_on(caplog):
     assert not [r for r in caplog.records if r.name == "toolcall_parsers"]
     parse("hermes_json", "<tool_call>{broken</tool_call>")
     assert len([r for r in caplog.records if r.name == "toolcall_parsers"]) == 1
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_format_has_a_pool_that_reads_back(fmt):
+    """The load test writes every registered format, and parse() finds exactly the calls each entry
+    was written with (the malformed ones: none)."""
+    assert fmt in WRITERS
+    entries = pool(fmt)
+    results = expected_results(fmt, entries)  # SystemExit when an entry does not read back
+    assert [len(r.calls) for r in results] == [len(e.intended) for e in entries]
+    assert all(not r.calls for e, r in zip(entries, results, strict=True) if e.name.startswith("malformed"))
