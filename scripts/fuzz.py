@@ -463,7 +463,7 @@ def llama_json_block(rng: random.Random) -> Part:
         name = gen_ident(rng)
         args = gen_arguments(rng, gen_ident)
         kwargs = rng.choice([", ", ","]).join(f"{k}={py_literal(rng, v)}" for k, v in args.items())
-        return Part(f"<|python_tag|>{name}.call({kwargs})", False, [(name, args, None)])
+        return Part(f"<|python_tag|>{name}.call({kwargs})", False, [(name, args, None)], after_ok=_no_lone_semicolon)
     calls = [(gen_name(rng), gen_arguments(rng)) for _ in range(rng.choice([1, 1, 1, 2, 3]))]
     objects = []
     for name, args in calls:
@@ -479,7 +479,8 @@ def llama_json_block(rng: random.Random) -> Part:
 
 
 def _no_lone_semicolon(prose: str) -> bool:
-    """After a llama_json call, prose of only `;` and whitespace would join the next call to it."""
+    """After a llama_json call (a built-in one too), prose of only `;` and whitespace would join the
+    next call to it."""
     return not re.fullmatch(r"\s*;[\s;]*", prose)
 
 
