@@ -367,9 +367,16 @@ def minimax_value(
     return {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "42", "42"  # the string wins
 
 
-def minimax_block(rng: random.Random) -> Part:
-    """`<minimax:tool_call>` with invokes whose raw values are typed by a generated tool schema."""
-    calls, tools, invokes = [], [], []
+def xml_calls(
+    rng: random.Random,
+    ambiguous: re.Pattern[str],
+    write_param: Callable[[random.Random, str, str], str],
+    write_call: Callable[[random.Random, str, str], str],
+) -> tuple[list[tuple[str, dict[str, Any], None]], list[dict[str, Any]], list[str]]:
+    """One to three calls for the XML formats (`minimax_xml`, `qwen_xml`): names, raw parameter
+    values typed by a generated schema (80% of blocks) or guessable without one; returns the calls,
+    the tools and each call written (`write_param(rng, key, raw)`, `write_call(rng, name, params)`)."""
+    calls, tools, written = [], [], []
     typed = rng.random() < 0.8
     for _ in range(rng.choice([1, 1, 1, 2, 3])):
         name = gen_name(rng) + f"_{rng.randrange(10**9)}"
@@ -380,16 +387,29 @@ def minimax_block(rng: random.Random) -> Part:
             key = gen_name(rng)
             if key in args:
                 continue
-            schema, raw, value = minimax_value(rng, typed and rng.random() < 0.95)
+            schema, raw, value = minimax_value(rng, typed and rng.random() < 0.95, ambiguous)
             if schema is not None:
                 props[key] = schema
             args[key] = value
-            params.append(f"<parameter name={quote_name(rng, key)}>{raw}</parameter>" + rng.choice(["", "\n"]))
+            params.append(write_param(rng, key, raw))
         if typed:
             tools.append(tool(name, props))
-        sep = rng.choice(["", "\n"])
-        invokes.append(f"<invoke name={quote_name(rng, name)}>{sep}{''.join(params)}</invoke>{sep}")
+        written.append(write_call(rng, name, "".join(params)))
         calls.append((name, args, None))
+    return calls, tools, written
+
+
+def minimax_block(rng: random.Random) -> Part:
+    """`<minimax:tool_call>` with invokes whose raw values are typed by a generated tool schema."""
+
+    def param(rng: random.Random, key: str, raw: str) -> str:
+        return f"<parameter name={quote_name(rng, key)}>{raw}</parameter>" + rng.choice(["", "\n"])
+
+    def invoke(rng: random.Random, name: str, params: str) -> str:
+        sep = rng.choice(["", "\n"])
+        return f"<invoke name={quote_name(rng, name)}>{sep}{params}</invoke>{sep}"
+
+    calls, tools, invokes = xml_calls(rng, AMBIGUOUS_CLOSE, param, invoke)
     end = rng.random() < 0.9
     text = "<minimax:tool_call>" + rng.choice(["", "\n"]) + "".join(invokes) + ("</minimax:tool_call>" if end else "")
     return Part(text, False, calls, tools, last_only=not end)
@@ -493,29 +513,17 @@ QWEN_AMBIGUOUS = re.compile(
 def qwen_block(rng: random.Random) -> Part:
     """`<tool_call>` with `<function=..>` / `<parameter=..>` tags, raw values typed by a generated
     schema (the `minimax_xml` rules), one call or several per block."""
-    calls, tools, functions = [], [], []
-    typed = rng.random() < 0.8
-    for _ in range(rng.choice([1, 1, 1, 2, 3])):
-        name = gen_name(rng) + f"_{rng.randrange(10**9)}"
-        args: dict[str, Any] = {}
-        props: dict[str, Any] = {}
-        params = []
-        for _ in range(rng.randrange(5)):
-            key = gen_name(rng)
-            if key in args:
-                continue
-            schema, raw, value = minimax_value(rng, typed and rng.random() < 0.95, QWEN_AMBIGUOUS)
-            if schema is not None:
-                props[key] = schema
-            args[key] = value
-            framed = raw[:1] == "\n" or raw[-1:] == "\n" or rng.random() < 0.7
-            raw = f"\n{raw}\n" if framed else raw
-            params.append(f"<parameter={key}>{raw}</parameter>" + rng.choice(["\n", "\n", ""]))
-        if typed:
-            tools.append(tool(name, props))
+
+    def param(rng: random.Random, key: str, raw: str) -> str:
+        framed = raw[:1] == "\n" or raw[-1:] == "\n" or rng.random() < 0.7
+        raw = f"\n{raw}\n" if framed else raw
+        return f"<parameter={key}>{raw}</parameter>" + rng.choice(["\n", "\n", ""])
+
+    def function(rng: random.Random, name: str, params: str) -> str:
         sep = rng.choice(["\n", "\n", ""])
-        functions.append(f"<function={name}>{sep}{''.join(params)}</function>")
-        calls.append((name, args, None))
+        return f"<function={name}>{sep}{params}</function>"
+
+    calls, tools, functions = xml_calls(rng, QWEN_AMBIGUOUS, param, function)
     if rng.random() < 0.3:  # several functions in one block
         blocks = ["<tool_call>\n" + "\n".join(functions) + "\n</tool_call>"]
     else:
