@@ -31,7 +31,8 @@ drops it; we never lose text).
 
 Built-in tools (Llama 3.1 `brave_search`, `wolfram_alpha`, any `NAME.call(..)`) count only right after
 `<|python_tag|>`: a call named NAME whose keyword arguments are Python literals; a positional
-argument or a value that is not a literal makes the whole call text. After the tag, anything that is
+argument or a value that is not a literal makes the whole call text; JSON calls may follow it as they
+follow a JSON call (`;`, a line break or nothing between). After the tag, anything that is
 neither `{` nor `NAME.call(` is Python source for `code_interpreter` when the request declares that
 tool (`{"code": source}`, up to `<|eom_id|>` / `<|eot_id|>` or the end), else text.
 
