@@ -278,8 +278,10 @@ class Case:
     parts: list[Part] | None = None
 
 
-def tool(name: str, properties: dict[str, Any] | None = None) -> dict[str, Any]:
+def tool(name: str, properties: dict[str, Any] | None = None, required: list[str] | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {"type": "object", "properties": properties or {}}
+    if required is not None:
+        params["required"] = required
     return {"type": "function", "function": {"name": name, "parameters": params}}
 
 
@@ -555,21 +557,20 @@ def shell_quote(rng: random.Random, word: str) -> str:
     return "".join("\\" + c if not c.isalnum() else c for c in word) or "''"
 
 
-def block_tool(rng: random.Random) -> tuple[str, dict[str, Any], list[str], str | None, dict[str, Any]]:
-    """A tool for gptme-style blocks: its name, schema, words, body (None when it takes none), and
+def block_tool(rng: random.Random) -> tuple[str, dict[str, Any], list[str], str, dict[str, Any]]:
+    """A tool for gptme-style blocks: its name, schema, words, body ("" when it takes none), and
     the arguments they map to."""
     name = gen_ident(rng) + f"_{rng.randrange(10**9)}"
     keys = list(dict.fromkeys(gen_ident(rng) for _ in range(rng.choice([0, 1, 1, 2, 2, 3]))))
     optional = {gen_ident(rng) + "_opt": {"type": rng.choice(["string", "integer"])}} if rng.random() < 0.3 else {}
     props = {k: {"type": rng.choice(["string", "string", ["string", "null"]])} for k in keys} | optional
-    schema = {"type": "function", "function": {"name": name, "parameters": {
-        "type": "object", "properties": props, "required": keys}}}  # fmt: skip
     with_body = bool(keys) and rng.random() < 0.8
     words = gen_words(rng, len(keys) - with_body)
-    body = None
+    body = ""
     if with_body:
         body = gen_string(rng).replace("\r", "") if rng.random() < 0.7 else rng.choice(["", "\n", "x\n\ny", "  z  "])
-    return name, schema, words, body, dict(zip(keys, [*words, *([body] if body is not None else [])], strict=True))
+    args = dict(zip(keys, [*words, body] if with_body else words, strict=True))
+    return name, tool(name, props, keys), words, body, args
 
 
 def fence_run(rng: random.Random, body: str) -> str:
@@ -582,12 +583,11 @@ def fence_run(rng: random.Random, body: str) -> str:
 def markdown_block(rng: random.Random) -> Part:
     """A fence whose info string is a declared tool and its shell-quoted words, at a line start."""
     name, schema, words, body, args = block_tool(rng)
-    body_text = body or ""
-    fence = fence_run(rng, body_text)
+    fence = fence_run(rng, body)
     info = " ".join([name, *(shell_quote(rng, w) for w in words)])
     newline = rng.choice(["\n", "\n", "\r\n"])
     text = f"{rng.choice(['', '', ' ', '   '])}{fence}{info}{newline}"
-    text += (body_text + newline if body_text or rng.random() < 0.5 else "") + fence + rng.choice(["\n", "\n", " \n"])
+    text += (body + newline if body or rng.random() < 0.5 else "") + fence + rng.choice(["\n", "\n", " \n"])
     return Part(text, False, [(name, args, None)], [schema], lead="\n")
 
 
@@ -613,9 +613,8 @@ def xml_tools_block(rng: random.Random) -> Part:
         quote = rng.choice(['"', "'"])
         attr = f" args={quote}{xml_escape(rng, ' '.join(shell_quote(rng, w) for w in words), quote)}{quote}"
         attr = attr if words or rng.random() < 0.3 else ""
-        body_text = body or ""
-        inner = xml_escape(rng, body_text)
-        if body_text[:1] == "\n" or body_text[-1:] == "\n" or rng.random() < 0.5:
+        inner = xml_escape(rng, body)
+        if body[:1] == "\n" or body[-1:] == "\n" or rng.random() < 0.5:
             inner = rng.choice(["\n", "\r\n"]) + inner + rng.choice(["\n", "\r\n"])
         elements.append(f"<{name}{attr}>{inner}</{name}>")
         calls.append((name, args, None))

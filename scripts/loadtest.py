@@ -80,11 +80,14 @@ def _minimax(calls: list[Call]) -> str:
     """Values verbatim (the format has no escaping); non-strings as JSON, typed back by the schema."""
     invokes = []
     for name, arguments in calls:
-        params = [
-            f'<parameter name="{k}">{v if isinstance(v, str) else _json(v)}</parameter>\n' for k, v in arguments.items()
-        ]
+        params = [f'<parameter name="{k}">{_raw(v)}</parameter>\n' for k, v in arguments.items()]
         invokes.append(f'<invoke name="{name}">\n{"".join(params)}</invoke>\n')
     return f"<minimax:tool_call>\n{''.join(invokes)}</minimax:tool_call>"
+
+
+def _raw(value: Any) -> str:
+    """A value in the XML formats, which have no escaping: a string verbatim, anything else as JSON."""
+    return value if isinstance(value, str) else _json(value)
 
 
 def _pythonic(calls: list[Call]) -> str:
@@ -101,9 +104,7 @@ def _qwen(calls: list[Call]) -> str:
     """Values verbatim on their own lines, as Qwen3-Coder's template writes them."""
     functions = []
     for name, arguments in calls:
-        params = "".join(
-            f"<parameter={k}>\n{v if isinstance(v, str) else _json(v)}\n</parameter>\n" for k, v in arguments.items()
-        )
+        params = "".join(f"<parameter={k}>\n{_raw(v)}\n</parameter>\n" for k, v in arguments.items())
         functions.append(f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>")
     return "\n".join(functions)
 
