@@ -12,7 +12,7 @@ the least any parser that streams arguments pays in vLLM. Ratios are against `fl
 
     python scripts/bench.py [--sizes 1024,4096,16384,65536] [--repeat 3]
 
-`--hostile` measures linear cost instead (DESIGN.md invariants 5 and 8): per format, the hostile
+`--hostile` measures linear cost instead (docs/design.md invariants 5 and 8): per format, the hostile
 outputs of `hostile_inputs.py` at two sizes, as CPU microseconds per character and their ratio
 (1.00 = linear), for our `parse()`, our streaming with 64- and 1-character deltas, and vLLM's
 built-in parser(s) for the family (non-streaming `parse`, and `parse_delta` with deltas of 64+
@@ -332,7 +332,7 @@ class Outcome:
 
 class LogCounter(logging.Handler):
     """Counts the records a logger emits, and formats each, as a server's handler would: a hostile
-    output must not flood the log (DESIGN.md invariant 6), and formatting is part of the cost."""
+    output must not flood the log (docs/design.md invariant 6), and formatting is part of the cost."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)

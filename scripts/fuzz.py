@@ -3,7 +3,7 @@
 Why a fuzzer next to the hypothesis properties (tests/test_properties.py): hypothesis explores small
 structured documents well but slowly; this throws thousands of inputs at the public API, most of them
 broken on purpose (truncated, flipped, nested thousands deep, full of markers), and checks every input
-against the invariants of DESIGN.md that are visible from outside:
+against the invariants of docs/design.md that are visible from outside:
 
 1. `feed` / `close` never raise and return lists of the four event types (`raises`); an exception
    the parser's own safety net caught and logged is reported too (`internal_error`);
@@ -1865,7 +1865,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="processes per format")
     ap.add_argument("--timeout", type=float, default=2.0, help="seconds per run before it counts as a hang")
     ap.add_argument("--max-log-lines", type=int, default=12)
-    ap.add_argument("--no-log-check", action="store_true", help="do not check the log bound (invariant 9)")
+    ap.add_argument("--no-log-check", action="store_true", help="do not check the log bound (invariant 6)")
     ap.add_argument("--char-limit", type=int, default=300, help="feed inputs shorter than this one char at a time")
     ap.add_argument("--char-every", type=int, default=1, help="... on every n-th such input (always under 64 chars)")
     ap.add_argument("--shrink-seconds", type=float, default=5.0)

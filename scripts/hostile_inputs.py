@@ -1,7 +1,7 @@
 """Hostile model outputs for the linear-cost check of `scripts/bench.py --hostile`.
 
 Each input is a function of a target size in characters, so the same shape can be measured at two
-sizes: a parser whose cost per character stays the same is linear (DESIGN.md, invariants 5 and 8),
+sizes: a parser whose cost per character stays the same is linear (docs/design.md, invariants 5 and 8),
 one whose cost per character grows with the size is not. The shapes come from the issue tracker:
 markers repeated without ever forming a call, broken calls repeated, thousands of valid calls, long
 runs of whitespace where a parser may hold text back, deep nesting, escape-heavy strings, noise.

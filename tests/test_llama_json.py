@@ -9,6 +9,7 @@ import json
 import pytest
 from helpers import char_chunks, counter_ids, random_chunks, result_of, run_chunks, spy_on_readers
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, parse
+from toolcall_parsers.formats import ConstraintRequest
 from toolcall_parsers.formats.llama_json import required_constraint
 
 FMT = "llama_json"
@@ -416,12 +417,12 @@ def test_whitespace_runs_between_calls_are_consumed():
 
 
 def test_required_constraint_writes_what_the_parser_reads():
-    tag = required_constraint({"get_weather": {"type": "object"}, 'we"ird': {}}, None, False)
+    tag = required_constraint(ConstraintRequest({"get_weather": {"type": "object"}, 'we"ird': {}}))
     body = tag["format"]
     assert body["type"] == "tags_with_separator" and body["separator"] == "; " and body["at_least_one"]
     begins = [t["begin"] for t in body["tags"]]
     assert begins == ['{"name": "get_weather", "parameters": ', '{"name": "we\\"ird", "parameters": ']
     text = begins[1] + '{"a": 1}' + body["tags"][1]["end"] + "; " + begins[0] + "{}" + body["tags"][0]["end"]
     assert calls(parse(FMT, text)) == [('we"ird', {"a": 1}), ("get_weather", {})]
-    named = required_constraint({"a": {}, "b": {}}, "b", True)["format"]
+    named = required_constraint(ConstraintRequest({"a": {}, "b": {}}, "b", True))["format"]
     assert [t["begin"] for t in named["tags"]] == ['{"name": "b", "parameters": '] and named["stop_after_first"]

@@ -295,6 +295,7 @@ def test_the_required_constraint_lets_the_output_end_after_a_blank_line():
     e2e `required` case: a model that ends the closing fence's line must not be forced into another
     block); nothing else may follow, and the blocks still read as calls."""
     xgr = pytest.importorskip("xgrammar")
+    from toolcall_parsers.formats import ConstraintRequest
     from toolcall_parsers.formats.markdown_tools import required_constraint
     from xgrammar.testing import _is_grammar_accept_string
 
@@ -302,7 +303,8 @@ def test_the_required_constraint_lets_the_output_end_after_a_blank_line():
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": schemas["get_weather"]}}]
     block = "```get_weather\nParis\n```"
     for single in (False, True):
-        grammar = xgr.Grammar.from_structural_tag(json.dumps(required_constraint(schemas, None, single)))
+        tag = required_constraint(ConstraintRequest(schemas, None, single))
+        grammar = xgr.Grammar.from_structural_tag(json.dumps(tag))
         for tail in ("", "\n", "\n\n"):
             assert _is_grammar_accept_string(grammar, block + tail), (single, tail)
             result = parse("markdown_tools", block + tail, tools)

@@ -11,7 +11,8 @@ import jsonschema
 import pytest
 from helpers import counter_ids, random_chunks, result_of, run_chunks, spy_on_readers
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, parse
-from toolcall_parsers.formats import mistral_json
+from toolcall_parsers.core.tokens import Vocabulary
+from toolcall_parsers.formats import ConstraintRequest, mistral_json
 from toolcall_parsers.formats.mistral_json import MARKER, MistralJsonStream, required_constraint
 
 
@@ -52,9 +53,19 @@ TOOLS = {
 }
 
 
+class _Tokenizer:
+    """A tokenizer's vocabulary with or without Mistral v11's `[ARGS]`."""
+
+    def __init__(self, v11: bool) -> None:
+        self.v11 = v11
+
+    def get_vocab(self) -> dict[str, int]:
+        return {"[TOOL_CALLS]": 5, **({"[ARGS]": 32} if self.v11 else {})}
+
+
 @pytest.mark.parametrize("v11", [True, False])
 def test_required_constraint_describes_the_format(v11):
-    tag = required_constraint(TOOLS, only=None, single=False, v11=v11)
+    tag = required_constraint(ConstraintRequest(TOOLS, vocabulary=Vocabulary(_Tokenizer(v11))))
     assert tag["type"] == "structural_tag"
     body = tag["format"]
     if v11:
@@ -70,7 +81,7 @@ def test_required_constraint_describes_the_format(v11):
             jsonschema.validate([{"name": "add", "arguments": {}}], schema)
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate([], schema)
-    named = required_constraint(TOOLS, only="now", single=True, v11=v11)
+    named = required_constraint(ConstraintRequest(TOOLS, "now", True, Vocabulary(_Tokenizer(v11))))
     assert "add" not in json.dumps(named)
 
 

@@ -1,4 +1,4 @@
-"""Hypothesis property tests of the DESIGN.md invariants, for every format.
+"""Hypothesis property tests of the docs/design.md invariants, for every format.
 
 Documents are built from known parts (prose that holds no call, and well-formed calls in the
 format's own rendering), so the expected content and calls are known exactly: this checks chunking

@@ -54,7 +54,7 @@ from sglang.srt.environ import envs
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.plugins import GENERAL_PLUGINS_GROUP, load_plugins, load_plugins_by_group
 from test_properties import documents, longest_started_call, mutated_documents, split
-from toolcall_parsers import parse
+from toolcall_parsers import FORMATS, parse
 from toolcall_parsers.core.events import CallEnd, CallStart
 from toolcall_parsers.core.limits import Limits
 from toolcall_parsers.sglang import detectors
@@ -76,42 +76,9 @@ BASE_TOOLS = [
 ]
 """The tools of a request whose corpus case declares none: SGLang parses nothing without tools."""
 
-REQUIRED_SAMPLES = {
-    "hermes_json": (
-        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
-        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
-        '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>',
-    ),
-    "minimax_xml": (
-        '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n</invoke>\n'
-        "</minimax:tool_call>",
-        '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n</invoke>\n'
-        '<invoke name="search">\n<parameter name="q">x</parameter>\n</invoke>\n</minimax:tool_call>',
-    ),
-    "mistral_json": (
-        '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
-        '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search[ARGS]{"q": "x"}',
-    ),
-    "tagged": (
-        '<TOOL_CALLS>\nget_weather {"city":"Paris"}',
-        '<TOOL_CALLS>\nget_weather {"city":"Paris"}\nsearch {"q":"x"}',
-    ),
-    "llama_pythonic": ('[get_weather(city="Paris")]', '[get_weather(city="Paris"), search(q="x")]'),
-    "llama_json": (
-        '{"name": "get_weather", "parameters": {"city": "Paris"}}',
-        '{"name": "get_weather", "parameters": {"city": "Paris"}}; {"name": "search", "parameters": {"q": "x"}}',
-    ),
-    "markdown_tools": ("```get_weather\nParis\n```", "```get_weather\nParis\n```\n```search\n```"),
-    "xml_tools": (
-        "<tool-use>\n<get_weather>\nParis\n</get_weather>\n</tool-use>",
-        "<tool-use>\n<get_weather>\nParis\n</get_weather>\n<search>\n</search>\n</tool-use>",
-    ),
-    "qwen_xml": (
-        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
-        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n"
-        "<tool_call>\n<function=search>\n<parameter=q>\nx\n</parameter>\n</function>\n</tool_call>",
-    ),
-}
+ONE_CALL = [("get_weather", {"city": "Paris"})]
+TWO_CALLS = [*ONE_CALL, ("get_weather", {"city": "Oslo"})]
+REQUIRED_SAMPLES = {name: (fmt.write(ONE_CALL), fmt.write(TWO_CALLS)) for name, fmt in FORMATS.items()}
 """Per format: one call to get_weather as our template writes it, and two calls."""
 PROSE = "Sure, let me check."
 
@@ -121,28 +88,7 @@ def sglang_tools(tools: list[dict[str, Any]]) -> list[Tool]:
     return [Tool.model_validate(tool) for tool in tools]
 
 
-FORMATS = (
-    "hermes_json",
-    "llama_json",
-    "llama_pythonic",
-    "minimax_xml",
-    "mistral_json",
-    "tagged",
-    "markdown_tools",
-    "xml_tools",
-    "qwen_xml",
-)
-DETECTOR_CLASSES = {
-    "hermes_json": detectors.HermesJsonDetector,
-    "llama_pythonic": detectors.LlamaPythonicDetector,
-    "llama_json": detectors.LlamaJsonDetector,
-    "minimax_xml": detectors.MiniMaxXmlDetector,
-    "mistral_json": detectors.MistralJsonDetector,
-    "tagged": detectors.TaggedDetector,
-    "markdown_tools": detectors.MarkdownToolsDetector,
-    "xml_tools": detectors.XmlToolsDetector,
-    "qwen_xml": detectors.QwenXmlDetector,
-}
+DETECTOR_CLASSES = detectors.DETECTOR_CLASSES
 CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
 
 
@@ -401,10 +347,7 @@ def sampling_constraint(fmt: str, tool_choice: Any, parallel: bool = True, token
 NAMED = ToolChoice(function={"name": "get_weather"})
 
 
-@pytest.mark.parametrize(
-    "fmt",
-    ["hermes_json", "llama_json", "minimax_xml", "mistral_json", "tagged", "markdown_tools", "xml_tools", "qwen_xml"],
-)
+@pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.required is not None])
 def test_required_and_named_are_constrained_to_the_format(fmt, grammar_backend, smollm2_tokenizer):
     one, two = REQUIRED_SAMPLES[fmt]
     for choice, parallel in (("required", True), ("required", False), (NAMED, True)):
@@ -429,16 +372,17 @@ def test_mistral_constraint_follows_the_tokenizer(grammar_backend, smollm2_token
     assert not accepts(grammar_backend, smollm2_tokenizer, key, REQUIRED_SAMPLES["mistral_json"][0])
 
 
-def test_llama_pythonic_required_uses_sglang_json_array():
-    constraint, params = sampling_constraint("llama_pythonic", "required")
+@pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.required is None])
+def test_formats_without_a_constraint_use_sglang_json_array(fmt):
+    constraint, params = sampling_constraint(fmt, "required")
     assert constraint[0] == "json_schema" and "json_schema" in params
-    assert not FunctionCallParser(sglang_tools(BASE_TOOLS), "llama_pythonic").owns_tool_format()
+    assert not FunctionCallParser(sglang_tools(BASE_TOOLS), fmt).owns_tool_format()
 
 
 STRICT_TOOLS = [{**t, "function": {**t["function"], "strict": True}} for t in BASE_TOOLS]
 
 
-@pytest.mark.parametrize("fmt", ["hermes_json", "minimax_xml", "mistral_json", "tagged", "qwen_xml"])
+@pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.auto or fmt.call_tag])
 def test_strict_auto_is_constrained_and_compiles(fmt, grammar_backend, smollm2_tokenizer):
     """A strict tool with `tool_choice="auto"`: free text, calls following their schema."""
     from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
@@ -448,7 +392,10 @@ def test_strict_auto_is_constrained_and_compiles(fmt, grammar_backend, smollm2_t
     assert constraint is not None and constraint[0] == "structural_tag"
     request = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "x"}], tools=STRICT_TOOLS)
     key = request.to_sampling_params([], {}, tool_call_constraint=constraint)["structural_tag"]
-    one = REQUIRED_SAMPLES[fmt][0] + ("\n</TOOL_CALLS>" if fmt == "tagged" else "")  # one block per call
+    one = REQUIRED_SAMPLES[fmt][0]
+    tag = FORMATS[fmt].strict_call_tag(None)
+    if tag is not None and not one.startswith(tag.trigger):
+        one = tag.trigger + one  # a call the trigger opens (llama_json's `<|python_tag|>`)
     assert accepts(grammar_backend, smollm2_tokenizer, key, PROSE)
     assert accepts(grammar_backend, smollm2_tokenizer, key, PROSE + "\n" + one)
     assert not accepts(grammar_backend, smollm2_tokenizer, key, PROSE + "\n" + one.replace("get_weather", "get_weathr"))

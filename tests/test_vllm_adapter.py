@@ -17,7 +17,12 @@ import pytest
 pytest.importorskip("vllm")
 
 from helpers import load_corpus, run_chunks, token_chunks
+from toolcall_parsers import FORMATS
 from toolcall_parsers.core.events import CallEnd, CallStart
+from toolcall_parsers.core.tokens import vocabulary
+from toolcall_parsers.core.tools import ToolIndex
+from toolcall_parsers.formats import ConstraintRequest
+from toolcall_parsers.vllm import parsers as vllm_parsers
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.parser.parser_manager import ParserManager
 from vllm.plugins import load_general_plugins
@@ -109,17 +114,6 @@ def complete_through(tokenizer, text: str, request, reasoning: str | None = None
     return reasoning_text, content, calls or []
 
 
-FORMATS = (
-    "hermes_json",
-    "llama_json",
-    "llama_pythonic",
-    "minimax_xml",
-    "mistral_json",
-    "tagged",
-    "markdown_tools",
-    "xml_tools",
-    "qwen_xml",
-)
 CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
 
 
@@ -199,34 +193,14 @@ def test_held_back_text_is_flushed_at_the_end_of_the_stream(tokenizer):
 
 
 # One call in each format, for the tests that run every format.
-SAMPLES = {
-    "hermes_json": ('<tool_call>{"name": "search", "arguments": {}}</tool_call>', "<tool_call>"),
-    "minimax_xml": ('<minimax:tool_call><invoke name="search"></invoke></minimax:tool_call>', "<minimax:tool_call>"),
-    "mistral_json": ("[TOOL_CALLS]search[ARGS]{}", "[TOOL_CALLS]search[ARGS]"),
-    "tagged": ("<TOOL_CALLS>\nsearch {}\n</TOOL_CALLS>", "<TOOL_CALLS>"),
-    "llama_pythonic": ("\n[search(q=1)]", None),  # required/named: vLLM's own JSON constraint
-    "llama_json": ('\n{"name": "search", "parameters": {}}', '{\\"name\\": \\"search\\", \\"parameters\\": '),
-    "markdown_tools": ("```search\n```", "```search"),
-    "xml_tools": ("<tool-use><search></search></tool-use>", "<tool-use>"),
-    "qwen_xml": ("<tool_call>\n<function=search>\n</function>\n</tool_call>", "<tool_call>\\n<function=search>"),
-}
-PARSER_CLASSES = {
-    "hermes_json": "HermesJsonToolParser",
-    "minimax_xml": "MiniMaxXmlToolParser",
-    "mistral_json": "MistralJsonToolParser",
-    "tagged": "TaggedToolParser",
-    "llama_pythonic": "LlamaPythonicToolParser",
-    "llama_json": "LlamaJsonToolParser",
-    "markdown_tools": "MarkdownToolsToolParser",
-    "xml_tools": "XmlToolsToolParser",
-    "qwen_xml": "QwenXmlToolParser",
-}
+SAMPLES = {name: fmt.write([("search", {})]) for name, fmt in FORMATS.items()}
+PARSER_CLASSES = {name: cls.__name__ for name, cls in vllm_parsers.PARSER_CLASSES.items()}
 
 
 @pytest.mark.parametrize("fmt", sorted(SAMPLES))
 @pytest.mark.parametrize("request_kwargs", [{"tool_choice": "none"}, {"tools": None}])
 def test_text_passes_untouched_without_tool_calling(tokenizer, fmt, request_kwargs):
-    text = f"  Here: {SAMPLES[fmt][0]}  "
+    text = f"  Here: {SAMPLES[fmt]}  "
     request = make_request(**request_kwargs)
     _, content, calls = complete_through(tokenizer, text, request, fmt=fmt)
     assert calls == [] and content == text
@@ -239,10 +213,14 @@ def test_adjust_request_keeps_special_tokens_and_constrains_required(tokenizer, 
     request = make_request(tool_choice="required")
     parser_for(tokenizer, request, fmt=fmt).adjust_request(request)
     assert request.skip_special_tokens is False
-    if SAMPLES[fmt][1] is None:
+    spec = FORMATS[fmt]
+    if spec.vllm_tag_model is not None:  # vLLM's own tag for the format
+        assert request.structured_outputs is not None and spec.markers[0] in request.structured_outputs.structural_tag
+    elif spec.required is None:  # vLLM's JSON fallback
         assert request.structured_outputs is not None and request.structured_outputs.json is not None
-    else:
-        assert request.structured_outputs is not None and SAMPLES[fmt][1] in request.structured_outputs.structural_tag
+    else:  # the format's own constraint, for this tokenizer
+        wanted = ConstraintRequest(ToolIndex(TOOLS).schemas, vocabulary=vocabulary(tokenizer))
+        assert json.loads(request.structured_outputs.structural_tag) == spec.constraint(wanted)
     auto = make_request()
     parser_for(tokenizer, auto, fmt=fmt).adjust_request(auto)
     assert auto.structured_outputs is None  # auto stays unconstrained

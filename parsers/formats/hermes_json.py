@@ -15,7 +15,9 @@ right there, so the next block still counts. A block cut off by the end of the o
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
@@ -23,7 +25,9 @@ from ..core.json_calls import JsonCallReader
 from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream
+from .spec import Call, CallTag, ConstraintRequest, Format
 
+START, END = "<tool_call>", "</tool_call>"
 _TEXT, _OPEN, _JSON, _AFTER = range(4)
 _WS = re.compile(r"[ \t\r\n]*")
 
@@ -149,3 +153,45 @@ class HermesJsonStream(FormatStream):
         self._raw = []
         self._reader = None
         self._state = _TEXT
+
+
+# -- the spec --------------------------------------------------------------------------------------
+
+_BEGIN = '<tool_call>\n{{"name": {name}, "arguments": '
+_END = "}\n</tool_call>"
+
+
+def write(calls: Sequence[Call]) -> str:
+    """One block per call, a newline between, as the template writes them."""
+    return "\n".join(
+        f"{START}\n{json.dumps({'name': name, 'arguments': arguments}, ensure_ascii=False)}\n{END}"
+        for name, arguments in calls
+    )
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """At least one `<tool_call>\\n{"name": .., "arguments": ..}\\n</tool_call>` block (one per
+    call, a newline between), at most one if `single`."""
+    tags = [
+        {
+            "type": "tag",
+            "begin": _BEGIN.format(name=json.dumps(name, ensure_ascii=False)),
+            "content": {"type": "json_schema", "json_schema": request.parameters(name)},
+            "end": _END,
+        }
+        for name in request.names
+    ]
+    body = {"type": "tags_with_separator", "tags": tags, "separator": "\n", "at_least_one": True}
+    return {"type": "structural_tag", "format": {**body, "stop_after_first": request.single}}
+
+
+FORMAT = Format(
+    "hermes_json",
+    '<tool_call>{"name": .., "arguments": {..}}</tool_call>',
+    HermesJsonStream,
+    write,
+    markers=(START, END),
+    required=required_constraint,
+    call_tag=CallTag('<tool_call>\n{{"name": "{name}", "arguments": ', _END, START),
+    vllm_tag_model="hermes",
+)

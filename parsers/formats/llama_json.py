@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
@@ -53,6 +54,7 @@ from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls
 from ..core.python_literals import LiteralBuilder, NotALiteral, PythonLexer, PyToken, joined_surrogates
 from ..core.stream import FormatStream, NotACall
+from .spec import Call, CallTag, ConstraintRequest, Format
 
 PYTHON_TAG, END_OF_MESSAGE, END_OF_TURN = "<|python_tag|>", "<|eom_id|>", "<|eot_id|>"
 CODE_TOOL = "code_interpreter"
@@ -513,19 +515,43 @@ class LlamaJsonStream(FormatStream):
         return held + self._prefix + "".join(self._raw)
 
 
-def required_constraint(schemas: dict[str, dict[str, Any]], only: str | None, single: bool) -> dict[str, Any]:
-    """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): a structural
-    tag in xgrammar's JSON form for one or more `{"name": .., "parameters": ..}` objects joined by
-    `; `, to `only` if given, at most one if `single`: the output then starts with a call."""
-    names = [only] if only is not None else list(schemas)
+# -- the spec --------------------------------------------------------------------------------------
+
+
+def write(calls: Sequence[Call]) -> str:
+    """The calls joined by `; `, as the template writes them."""
+    return "; ".join(json.dumps({"name": n, "parameters": a}, ensure_ascii=False) for n, a in calls)
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """One or more `{"name": .., "parameters": ..}` objects joined by `; ` (at most one if
+    `single`): the output then starts with a call."""
     tags = [
         {
             "type": "tag",
             "begin": '{"name": ' + json_text(name) + ', "parameters": ',
-            "content": {"type": "json_schema", "json_schema": schemas.get(name) or {"type": "object"}},
+            "content": {"type": "json_schema", "json_schema": request.parameters(name)},
             "end": "}",
         }
-        for name in names
+        for name in request.names
     ]
     calls = {"type": "tags_with_separator", "tags": tags, "separator": "; ", "at_least_one": True}
-    return {"type": "structural_tag", "format": {**calls, "stop_after_first": single}}
+    return {"type": "structural_tag", "format": {**calls, "stop_after_first": request.single}}
+
+
+def _may_call(text: str) -> bool:
+    # Code after the tag is a call only when `code_interpreter` is declared (see above).
+    return PYTHON_TAG in text
+
+
+FORMAT = Format(
+    "llama_json",
+    '{"name": .., "parameters": {..}} (a line start or after <|python_tag|>; several joined by ";")',
+    LlamaJsonStream,
+    write,
+    markers=(PYTHON_TAG, END_OF_MESSAGE),
+    special_tokens=(PYTHON_TAG, END_OF_MESSAGE),
+    required=required_constraint,
+    call_tag=CallTag(PYTHON_TAG + '{{"name": "{name}", "parameters": ', "}", PYTHON_TAG),
+    needs_declared_tools=_may_call,
+)

@@ -28,7 +28,9 @@ streams inside the string as it is written (when the core's streaming policy sho
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
@@ -36,6 +38,7 @@ from ..core.json_lexer import json_string_body, json_text
 from ..core.outside import OutsideCalls
 from ..core.python_literals import LiteralBuilder, NotALiteral, PythonLexer, PyToken, is_name, joined_surrogates
 from ..core.stream import FormatStream, NotACall
+from .spec import Call, Format
 
 PYTHON_TAG, PYTHON_START, PYTHON_END = "<|python_tag|>", "<|python_start|>", "<|python_end|>"
 
@@ -418,3 +421,41 @@ class LlamaPythonicStream(FormatStream):
 
     def _pending_text(self) -> str:
         return "".join(self._indent or ()) + "".join(self._raw)
+
+
+# -- the spec --------------------------------------------------------------------------------------
+
+
+def _literal(value: Any) -> str:
+    """A JSON value as a Python literal (strings in JSON's spelling, which Python reads the same)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def write(calls: Sequence[Call]) -> str:
+    """One list of calls, keyword arguments as Python literals."""
+    written = [f"{name}({', '.join(f'{k}={_literal(v)}' for k, v in arguments.items())})" for name, arguments in calls]
+    return "[" + ", ".join(written) + "]"
+
+
+def _may_call(text: str) -> bool:
+    # Mid-line (after prose), a list calls only declared tools: a superset of `[NAME(`.
+    return _LIST_HEAD.search(text) is not None
+
+
+_LIST_HEAD = re.compile(r"\[\s*[^\s\[\]()]+\(")
+
+FORMAT = Format(
+    "llama_pythonic",
+    '[f(a=1, b="x"), g()] (after <|python_tag|> or in <|python_start|>..)',
+    LlamaPythonicStream,
+    write,
+    markers=(PYTHON_TAG, PYTHON_START, PYTHON_END),
+    special_tokens=(PYTHON_TAG, PYTHON_START, PYTHON_END),
+    needs_declared_tools=_may_call,
+)

@@ -51,12 +51,23 @@ break). Whitespace after a closing fence run is consumed, never held.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
-from .tool_blocks import MD_WORD, BlockBody, BlockCall, info_bound, mappable_tools, split_words, tool_tags
+from .spec import Call, ConstraintRequest, Format
+from .tool_blocks import (
+    MD_WORD,
+    BlockBody,
+    BlockCall,
+    head_and_body,
+    info_bound,
+    mappable_tools,
+    split_words,
+    tool_tags,
+)
 
 MAX_FENCE = 64
 """The longest run of backticks or tildes that is a fence (so a line start holds back at most 67)."""
@@ -344,16 +355,47 @@ fence over the end once the `\\n` was written. After a blank line it ends. Bound
 otherwise write line breaks to max_tokens."""
 
 
-def required_constraint(schemas: dict[str, dict[str, Any]], only: str | None, single: bool) -> dict[str, Any] | None:
+def write(calls: Sequence[Call]) -> str:
+    """One fenced block per call, a newline between: the arguments in the order of the tool's
+    positional parameters, the last one the body; a fence longer than any run of its character in
+    the body, of tildes when a word holds a backtick."""
+    blocks = []
+    for name, arguments in calls:
+        words, body = head_and_body(arguments)
+        fence = "~~~" if any("`" in w for w in words) else "```"
+        while fence in body:
+            fence += fence[0]
+        head = " ".join([fence + name, *words])
+        blocks.append(f"{head}\n{body}\n{fence}" if body else f"{head}\n{fence}")
+    return "\n".join(blocks)
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): fenced
     blocks only, one per call, newline-separated, each ```` ```NAME word..\\nbody\\n``` ```` with
     the words the tool's schema takes (a body never holds a line starting with ```` ``` ````),
     then at most a line break and a blank line (`TRAILER`). None when no requested tool can be
     written in this format."""
-    tools = mappable_tools(schemas, only)
+    tools = mappable_tools(request.schemas, request.only)
     if not tools:
         return None
     tags = tool_tags(tools, "```{name}", (" ", MD_WORD, ""), ("\n", "\n", "```"))
     blocks = {"type": "tags_with_separator", "tags": tags, "separator": "\n", "at_least_one": True}
-    sequence = [{**blocks, "stop_after_first": single}, {"type": "regex", "pattern": TRAILER}]
+    sequence = [{**blocks, "stop_after_first": request.single}, {"type": "regex", "pattern": TRAILER}]
     return {"type": "structural_tag", "format": {"type": "sequence", "elements": sequence}}
+
+
+def may_call(text: str) -> bool:
+    """Whether `text` may hold a block (a call needs its tool declared)."""
+    return "```" in text or "~~~" in text
+
+
+FORMAT = Format(
+    "markdown_tools",
+    "```tool word..\\nbody\\n``` (gptme's fenced tool blocks)",
+    MarkdownToolsStream,
+    write,
+    markers=("```", "~~~"),
+    required=required_constraint,
+    needs_declared_tools=may_call,
+)

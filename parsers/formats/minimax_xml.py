@@ -33,13 +33,15 @@ text is at most a partial tag or a name. The block machine around the tags is sh
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd
-from .xml_blocks import FIRST_FORMAT_STATE, XmlBlockStream, XmlBlockTags
+from .spec import Call, ConstraintRequest, Format
+from .xml_blocks import FIRST_FORMAT_STATE, XmlBlockStream, XmlBlockTags, raw_value
 
 START, END = "<minimax:tool_call>", "</minimax:tool_call>"
 INVOKE_OPEN, INVOKE_CLOSE = "<invoke name=", "</invoke>"
@@ -110,3 +112,66 @@ class MiniMaxXmlStream(XmlBlockStream):
         self._named(self._name)
         self._raw.append(">")
         return pos + 1
+
+
+# -- the spec --------------------------------------------------------------------------------------
+
+
+def write(calls: Sequence[Call]) -> str:
+    """One block of invokes; values verbatim (the format has no escaping), non-strings as JSON."""
+    invokes = []
+    for name, arguments in calls:
+        params = "".join(f'<parameter name="{k}">{raw_value(v)}</parameter>\n' for k, v in arguments.items())
+        invokes.append(f'<invoke name="{name}">\n{params}</invoke>\n')
+    return f"{START}\n{''.join(invokes)}{END}"
+
+
+def _invokes(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+    """One `<invoke name="f">` tag per tool, its parameters written as xgrammar's `minimax_xml`
+    style renders a JSON schema: `<parameter name="p">value</parameter>` lines."""
+    return [
+        {
+            "type": "tag",
+            "begin": f'<invoke name="{name}">\n',
+            "content": {"type": "json_schema", "json_schema": request.parameters(name), "style": "minimax_xml"},
+            "end": "</invoke>\n",
+        }
+        for name in names
+    ]
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """One `<minimax:tool_call>` block holding at least one invoke (at most one if `single`)."""
+    invokes = {"type": "tags_with_separator", "tags": _invokes(request, request.names), "separator": ""}
+    elements = [
+        {"type": "const_string", "value": START + "\n"},
+        {**invokes, "at_least_one": True, "stop_after_first": request.single},
+        {"type": "const_string", "value": END},
+    ]
+    return {"type": "structural_tag", "format": {"type": "sequence", "elements": elements}}
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """Free text, where each `<minimax:tool_call>` opens a block of invokes that follow the tools'
+    schemas (strict `tool_choice="auto"`)."""
+    invokes = {"type": "tags_with_separator", "tags": _invokes(request, list(request.schemas)), "separator": ""}
+    block = {
+        "type": "tag",
+        "begin": START + "\n",
+        "content": {**invokes, "at_least_one": True, "stop_after_first": request.single},
+        "end": END,
+    }
+    body = {"type": "triggered_tags", "triggers": [START], "tags": [block], "stop_after_first": request.single}
+    return {"type": "structural_tag", "format": body}
+
+
+FORMAT = Format(
+    "minimax_xml",
+    '<minimax:tool_call><invoke name="f"><parameter name="p">v</parameter></invoke></minimax:tool_call>',
+    MiniMaxXmlStream,
+    write,
+    markers=(START, END, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE),
+    required=required_constraint,
+    auto=auto_constraint,
+    vllm_tag_model="minimax",
+)

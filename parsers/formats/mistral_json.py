@@ -33,11 +33,12 @@ factory whose id is taken is asked a few times more, then random ids of our own 
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import string
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..core.events import Event
@@ -46,6 +47,8 @@ from ..core.json_calls import ArgumentsReader, JsonCallReader
 from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
+from ..core.tokens import Vocabulary
+from .spec import Call, CallTag, ConstraintRequest, Format
 
 MARKER, CALL_ID, ARGS = "[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"
 THINK_MARKERS = (("[THINK]", "[/THINK]"), ("<think>", "</think>"))
@@ -334,50 +337,76 @@ class MistralJsonStream(FormatStream):
         return "".join(self._reader.unfinished if self._reader is not None else self._raw)
 
 
-def required_constraint(
-    schemas: dict[str, dict[str, Any]], only: str | None, single: bool, v11: bool
-) -> dict[str, Any]:
-    """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): a structural
-    tag in xgrammar's JSON form that makes the model write at least one call in this format, as
-    `[TOOL_CALLS]name[ARGS]{..}` per call (`v11`) or `[TOOL_CALLS][{"name": .., "arguments": ..}]`."""
-    names = [only] if only is not None else list(schemas)
+# -- the spec --------------------------------------------------------------------------------------
 
-    def parameters(name: str) -> dict[str, Any]:
-        return schemas.get(name) or {"type": "object"}
 
-    if v11:
+def write(calls: Sequence[Call]) -> str:
+    """The v11+ spelling, `[TOOL_CALLS]name[ARGS]{..}` per call (the parser reads every generation)."""
+    return "".join(f"{MARKER}{name}{ARGS}{json.dumps(arguments, ensure_ascii=False)}" for name, arguments in calls)
+
+
+def is_v11(vocabulary: Vocabulary | None) -> bool:
+    """Whether the served tokenizer writes v11+ calls (it has the `[ARGS]` token). Without a
+    tokenizer to ask, the current generation (v11) is assumed, by both engines."""
+    return vocabulary is None or vocabulary.has(ARGS)
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """At least one call (at most one if `single`), as `[TOOL_CALLS]name[ARGS]{..}` per call where
+    the tokenizer has `[ARGS]` (v11+), else `[TOOL_CALLS][{"name": .., "arguments": ..}]`."""
+    if is_v11(request.vocabulary):
         tags = [
             {
                 "type": "tag",
                 "begin": f"{MARKER}{name}{ARGS}",
-                "content": {"type": "json_schema", "json_schema": parameters(name)},
+                "content": {"type": "json_schema", "json_schema": request.parameters(name)},
                 "end": "",
             }
-            for name in names
+            for name in request.names
         ]
         body: dict[str, Any] = {
             "type": "tags_with_separator",
             "tags": tags,
             "separator": "",
             "at_least_one": True,
-            "stop_after_first": single,
+            "stop_after_first": request.single,
         }
     else:
         item = {
             "anyOf": [
                 {
                     "type": "object",
-                    "properties": {"name": {"const": name}, "arguments": parameters(name)},
+                    "properties": {"name": {"const": name}, "arguments": request.parameters(name)},
                     "required": ["name", "arguments"],
                 }
-                for name in names
+                for name in request.names
             ]
         }
         array: dict[str, Any] = {"type": "array", "items": item, "minItems": 1}
-        if single:
+        if request.single:
             array["maxItems"] = 1
         body = {
             "type": "sequence",
             "elements": [{"type": "const_string", "value": MARKER}, {"type": "json_schema", "json_schema": array}],
         }
     return {"type": "structural_tag", "format": body}
+
+
+def call_tag(vocabulary: Vocabulary | None) -> CallTag:
+    """SGLang's per-call tag in the tokenizer's generation."""
+    if is_v11(vocabulary):
+        return CallTag(MARKER + "{name}" + ARGS, "", MARKER)
+    return CallTag(MARKER + '[{{"name": "{name}", "arguments": ', "}]", MARKER)
+
+
+FORMAT = Format(
+    "mistral_json",
+    "[TOOL_CALLS][{..}] (v2-v7) or [TOOL_CALLS]name[ARGS]{..} (v11+)",
+    MistralJsonStream,
+    write,
+    markers=(MARKER, CALL_ID, ARGS),
+    special_tokens=(MARKER, CALL_ID, ARGS),
+    required=required_constraint,
+    call_tag=call_tag,
+    own_ids=True,
+)

@@ -48,13 +48,15 @@ is at most a partial tag, a name, or one newline.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd
-from .xml_blocks import XmlBlockStream, XmlBlockTags
+from .spec import Call, ConstraintRequest, Format
+from .xml_blocks import XmlBlockStream, XmlBlockTags, raw_value
 
 START, END = "<tool_call>", "</tool_call>"
 FUNCTION_OPEN, FUNCTION_CLOSE = "<function=", "</function>"
@@ -103,39 +105,53 @@ class QwenXmlStream(XmlBlockStream):
         return m.end()
 
 
-# -- decoding constraints ------------------------------------------------------------------------
+# -- the spec --------------------------------------------------------------------------------------
 
 
-def _function_tags(schemas: dict[str, dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
+def write(calls: Sequence[Call]) -> str:
+    """One block per call, values verbatim on their own lines, as Qwen3-Coder's template writes them."""
+    blocks = []
+    for name, arguments in calls:
+        params = "".join(f"{PARAM_OPEN}{k}>\n{raw_value(v)}\n{PARAM_CLOSE}\n" for k, v in arguments.items())
+        blocks.append(f"{START}\n{FUNCTION_OPEN}{name}>\n{params}{FUNCTION_CLOSE}\n{END}")
+    return "\n".join(blocks)
+
+
+def _function_tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
     """One tag per tool: its block as the template writes it, the parameters as xgrammar's `qwen_xml`
     style renders a JSON schema (`<parameter=p>\\nvalue\\n</parameter>` lines)."""
     return [
         {
             "type": "tag",
             "begin": f"{START}\n{FUNCTION_OPEN}{name}>\n",
-            "content": {
-                "type": "json_schema",
-                "json_schema": schemas.get(name) or {"type": "object"},
-                "style": "qwen_xml",
-            },
+            "content": {"type": "json_schema", "json_schema": request.parameters(name), "style": "qwen_xml"},
             "end": f"\n{FUNCTION_CLOSE}\n{END}",
         }
         for name in names
     ]
 
 
-def required_constraint(schemas: dict[str, dict[str, Any]], only: str | None, single: bool) -> dict[str, Any]:
-    """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): a structural
-    tag in xgrammar's JSON form for one or more blocks (one call each, a newline between) that end
-    the output; at most one if `single`."""
-    names = [only] if only is not None else list(schemas)
-    blocks = {"type": "tags_with_separator", "tags": _function_tags(schemas, names), "separator": "\n"}
-    return {"type": "structural_tag", "format": {**blocks, "at_least_one": True, "stop_after_first": single}}
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """One or more blocks (one call each, a newline between) that end the output; at most one if
+    `single`."""
+    blocks = {"type": "tags_with_separator", "tags": _function_tags(request, request.names), "separator": "\n"}
+    return {"type": "structural_tag", "format": {**blocks, "at_least_one": True, "stop_after_first": request.single}}
 
 
-def auto_constraint(schemas: dict[str, dict[str, Any]], single: bool) -> dict[str, Any]:
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Strict `tool_choice="auto"`: free text, where each `<tool_call>\\n<function=` opens a call that
     follows its tool's schema."""
-    tags = _function_tags(schemas, list(schemas))
+    tags = _function_tags(request, list(request.schemas))
     triggered = {"type": "triggered_tags", "triggers": [f"{START}\n{FUNCTION_OPEN}"], "tags": tags}
-    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": single}}
+    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+
+
+FORMAT = Format(
+    "qwen_xml",
+    "<tool_call>\\n<function=f>\\n<parameter=p>\\nv\\n</parameter>\\n</function>\\n</tool_call> (Qwen3-Coder)",
+    QwenXmlStream,
+    write,
+    markers=(START, END, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE),
+    required=required_constraint,
+    auto=auto_constraint,
+)

@@ -28,8 +28,10 @@ partial END, or an unfinished escape or number of the arguments, waits for more 
 
 from __future__ import annotations
 
+import json
 import re
 import string
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
@@ -37,7 +39,9 @@ from ..core.json_calls import ArgumentsReader
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream, NotACall
+from .spec import Call, CallTag, ConstraintRequest, Format
 
+START, END = "<TOOL_CALLS>", "</TOOL_CALLS>"
 _NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
 _NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 _GAP_RUN = re.compile(r"[ \t]*")
@@ -217,27 +221,45 @@ class TaggedStream(FormatStream):
         self._state = _TEXT
 
 
-def required_constraint(
-    schemas: dict[str, dict[str, Any]], only: str | None, single: bool, start: str = "<TOOL_CALLS>"
-) -> dict[str, Any]:
-    """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): a structural
-    tag in xgrammar's JSON form for a block of one or more `name {json}` lines ending the output."""
-    names = [only] if only is not None else list(schemas)
+# -- the spec --------------------------------------------------------------------------------------
+
+
+def write(calls: Sequence[Call]) -> str:
+    """One block, a `name {json}` line per call."""
+    lines = "".join(f"{name} {json.dumps(arguments, ensure_ascii=False)}\n" for name, arguments in calls)
+    return f"{START}\n{lines}{END}"
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """A block of one or more `name {json}` lines (at most one if `single`), then `</TOOL_CALLS>` on
+    its own line or the end of the output (the parser reads both)."""
     tags = [
         {
             "type": "tag",
             "begin": f"\n{name} ",
-            "content": {"type": "json_schema", "json_schema": schemas.get(name) or {"type": "object"}},
+            "content": {"type": "json_schema", "json_schema": request.parameters(name)},
             "end": "",
         }
-        for name in names
+        for name in request.names
     ]
     lines = {
         "type": "tags_with_separator",
         "tags": tags,
         "separator": "",
         "at_least_one": True,
-        "stop_after_first": single,
+        "stop_after_first": request.single,
     }
-    elements = [{"type": "const_string", "value": start}, lines]
+    closing = {"type": "regex", "pattern": "(\n" + re.escape(END) + ")?"}
+    elements = [{"type": "const_string", "value": START}, lines, closing]
     return {"type": "structural_tag", "format": {"type": "sequence", "elements": elements}}
+
+
+FORMAT = Format(
+    "tagged",
+    "<TOOL_CALLS> then one `name {json}` per line",
+    TaggedStream,
+    write,
+    markers=(START, END),
+    required=required_constraint,
+    call_tag=CallTag(START + "\n{name} ", "\n" + END, START),
+)

@@ -32,6 +32,7 @@ U+10FFFF), is kept literally (models write `&` in code more often than they brea
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -226,6 +227,27 @@ def positional_parameters(schema: dict[str, Any]) -> list[str]:
         if not _admits_string(properties[name]):
             raise NotACall(f"the tool's required parameter {name!r} is not a string")
     return names
+
+
+_PLAIN_WORD = re.compile(r"""[^\s'"\\`]+""")
+
+
+def shell_word(value: Any) -> str:
+    """A value as one word of a tool block's head, the way `split_words` reads it back: as it is
+    when plain, else single-quoted (a `'` written `'\\''`); non-strings as JSON."""
+    word = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if _PLAIN_WORD.fullmatch(word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def head_and_body(arguments: dict[str, Any]) -> tuple[list[str], str]:
+    """A call's arguments as a block writes them: every value but the last as a head word, the last
+    as the body (the writers take the arguments in the order of the tool's positional parameters)."""
+    values = [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in arguments.values()]
+    if not values:
+        return [], ""
+    return [shell_word(v) for v in values[:-1]], values[-1]
 
 
 MD_WORD = r"""(?:[^\s'"\\`]|'[^'\n`]*')+"""

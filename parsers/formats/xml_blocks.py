@@ -18,6 +18,7 @@ markup as it arrives, so what waits for more text is at most a partial tag or a 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,12 @@ _WS = re.compile(r"\s*")
 # states from FIRST_FORMAT_STATE on.
 TEXT, BLOCK, CALL, NAME, VALUE, SKIP = range(6)
 FIRST_FORMAT_STATE = 6
+
+
+def raw_value(value: Any) -> str:
+    """A value as the XML formats write it, with no escaping: a string verbatim, anything else as
+    JSON (typed back by the tool's schema)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,17 +35,20 @@ Names and `args` values are consumed into lists as they come, never held.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
+from .spec import Call, ConstraintRequest, Format
 from .tool_blocks import (
     XML_WORD,
     BlockBody,
     BlockCall,
     decode_entities,
     entity_at,
+    head_and_body,
     info_bound,
     mappable_tools,
     split_words,
@@ -310,19 +313,51 @@ class XmlToolsStream(FormatStream):
         return "".join(self._raw)
 
 
-def required_constraint(schemas: dict[str, dict[str, Any]], only: str | None, single: bool) -> dict[str, Any] | None:
+def _escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def write(calls: Sequence[Call]) -> str:
+    """One `<tool-use>` block, an element per call: the arguments in the order of the tool's
+    positional parameters, all but the last as `args` words, the last the body; escaped as XML."""
+    elements = []
+    for name, arguments in calls:
+        words, body = head_and_body(arguments)
+        args = ' args="' + _escaped(" ".join(words)).replace('"', "&quot;") + '"' if words else ""
+        inner = f"\n{_escaped(body)}\n" if arguments else "\n"
+        elements.append(f"<{name}{args}>{inner}</{name}>")
+    return START + "\n" + "\n".join(elements) + "\n" + END
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): one
     `<tool-use>` block of elements, one per call, each `<NAME args="word..">\\nbody\\n</NAME>` with
     the words the tool's schema takes (no `args` when it takes none, no body when it takes no
     parameter). None when no requested tool can be written in this format."""
-    tools = mappable_tools(schemas, only)
+    tools = mappable_tools(request.schemas, request.only)
     if not tools:
         return None
     tags = tool_tags(tools, "<{name}", (' args="', XML_WORD, '"'), (">\n", "\n", "</{name}>\n"))
     elements = {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": True}
     sequence = [
         {"type": "const_string", "value": START + "\n"},
-        {**elements, "stop_after_first": single},
+        {**elements, "stop_after_first": request.single},
         {"type": "const_string", "value": END},
     ]
     return {"type": "structural_tag", "format": {"type": "sequence", "elements": sequence}}
+
+
+def may_call(text: str) -> bool:
+    """Whether `text` may hold a block (a call needs its tool declared)."""
+    return START in text
+
+
+FORMAT = Format(
+    "xml_tools",
+    '<tool-use><tool args="word..">body</tool></tool-use> (gptme)',
+    XmlToolsStream,
+    write,
+    markers=(START, END),
+    required=required_constraint,
+    needs_declared_tools=may_call,
+)

@@ -1,7 +1,10 @@
 """The SGLang adapter: one `BaseFormatDetector` subclass that runs any of our format machines.
 
 A thin translation, shaped like the vLLM adapter: SGLang gives text, the format machine gives
-events, this class turns them into `StreamingParseResult`s. Facts it relies on (SGLang 0.5.23):
+events, the one fold (`core.fold`) keeps the call records, and this class spells the folded deltas
+as `StreamingParseResult`s. Everything format-specific comes from the format's spec
+(`formats/spec.py`): `detectors.py` makes one subclass per format from it. Facts it relies on
+(SGLang 0.5.23):
 
 - `FunctionCallParser` builds a detector per request and per choice (passing `tokenizer=` because
   `__init__` names it), and never hands it the request: only the text and the request's tools.
@@ -40,10 +43,12 @@ from sglang.srt.environ import envs
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, StructureInfo
 
-from ..core.events import CallArgs, CallEnd, CallStart, Event, ParseResult, Text, build_result
+from ..core.events import ParseResult, build_result
+from ..core.fold import CallRecords, Folded, finished_records
 from ..core.stream import FormatStream
+from ..core.tokens import vocabulary
 from ..core.tools import ToolIndex
-from ..formats import get_format
+from ..formats import ConstraintRequest, Format, get_format
 
 logger = logging.getLogger("toolcall_parsers")
 
@@ -79,23 +84,18 @@ def _named_tool(tool_choice: Any) -> str | None:
 
 
 class FormatDetector(BaseFormatDetector):
-    """Runs the format named by `format_name`; subclasses set that, and override the constraint
-    hooks below where SGLang can constrain decoding to their format."""
+    """Runs the format named by `format_name` (a subclass per format sets only that); what SGLang
+    may constrain decoding to comes from the format's spec."""
 
     format_name: ClassVar[str]
-    structure_begin: str | None = None
-    """`begin` of SGLang's legacy per-call structural tag (`{name}` is the tool's name), used for
-    strict `tool_choice="auto"`; None where the format is not a fixed prefix + JSON + suffix."""
-    structure_end: str = ""
-    structure_trigger: str = ""
 
     def __init__(self, tokenizer: Any = None) -> None:
         super().__init__()
         self.tokenizer = tokenizer
-        self._format = get_format(self.format_name)
+        self._format: Format = get_format(self.format_name)
         self._stream: FormatStream | None = None
         self._passthrough = False
-        self._sent_fragments: list[str] = []  # arguments sent for the current call
+        self._records = CallRecords(self)
         self._checked: tuple[str, ParseResult] | None = None  # has_tool_call's reading of a text
         self.incomplete_tool_call_indices: set[int] = set()
 
@@ -117,20 +117,15 @@ class FormatDetector(BaseFormatDetector):
         through untouched when this is False, so it must be True whenever the content we would
         return differs (a call, a broken block, whitespace we trim), or streamed and finished
         responses would disagree. It is not given the tools, so it reads with none declared (where
-        any name is a call), and asks `_may_call_declared_tools` about calls that need a declared
-        name."""
+        any name is a call), and asks the spec's `needs_declared_tools` about calls that need a
+        declared name (a superset is fine: the text is then parsed with the request's tools)."""
         self._checked = None
-        if self._may_call_declared_tools(text):
+        needs_declared = self._format.needs_declared_tools
+        if needs_declared is not None and needs_declared(text):
             return True
         result = self._parse(text, None)
         self._checked = (text, result)
         return bool(result.calls) or (result.content or "") != text
-
-    def _may_call_declared_tools(self, text: str) -> bool:
-        """Whether `text` may hold a call that the format reads only when its tool is declared
-        (`has_tool_call` reads with no tools declared, so it cannot see those). A superset is
-        fine: the text is then parsed with the request's tools."""
-        return False
 
     def detect_and_parse(self, text: str, tools: list[Tool]) -> StreamingParseResult:
         if not tools:
@@ -140,7 +135,7 @@ class FormatDetector(BaseFormatDetector):
             result = checked[1]  # no call with any tool declared: none with the request's either
         else:
             result = self._parse(text, tools)
-        self.prev_tool_call_arr = [{"name": c.name, "arguments": c.arguments_json} for c in result.calls]
+        self.prev_tool_call_arr = finished_records(result.calls)
         # tool_index is the call's ordinal, as in streaming (SGLang's serving layer numbers the
         # calls of a finished response itself; its own detectors put the tool's position here).
         calls = [_item(c.index, c.name, c.arguments_json) for c in result.calls]
@@ -155,63 +150,42 @@ class FormatDetector(BaseFormatDetector):
                 self._passthrough = True
                 return _result(new_text)
             stream = self._stream = self._new_stream(tools)
-        return self._to_result(stream.feed(new_text))
+        return self._to_result(self._records.fold(stream.feed(new_text)))
 
     def finish(self, tools: list[Tool]) -> StreamingParseResult:
         """End of the stream: release what the format machine held back (a partial marker,
         trailing text, a call the streaming policy was holding that never completed)."""
         if self._stream is None:
             return _result()
-        return self._to_result(self._stream.close())
+        return self._to_result(self._records.fold(self._stream.close()))
 
-    def _to_result(self, events: list[Event]) -> StreamingParseResult:
-        text: list[str] = []
-        calls: list[dict[str, Any]] = []
-        for event in events:
-            if isinstance(event, Text):
-                text.append(event.text)
-            elif isinstance(event, CallStart):
-                self.prev_tool_call_arr.append({"name": event.name, "arguments": ""})
-                self.streamed_args_for_tool.append("")
-                self._sent_fragments = []
-                self.current_tool_id = event.index
-                self.current_tool_name_sent = True
-                self.incomplete_tool_call_indices.add(event.index)
-                calls.append(_item(event.index, event.name, ""))
-            elif isinstance(event, CallArgs):
-                self._sent_fragments.append(event.fragment)
-                last = calls[-1] if calls else None
-                if last is not None and last["tool_index"] == event.index:
-                    last["parameters"] += event.fragment
-                else:
-                    calls.append(_item(event.index, None, event.fragment))
-            elif isinstance(event, CallEnd):
-                # Both records get the whole arguments once the call ends (appending per delta would
-                # copy the growing string every time); until then both are "", equally consistent.
-                sent = "".join(self._sent_fragments)
-                self.prev_tool_call_arr[-1]["arguments"] = self.streamed_args_for_tool[-1] = sent
-                self.incomplete_tool_call_indices.discard(event.index)
-        return _result("".join(text), calls)
+    def _to_result(self, folded: Folded) -> StreamingParseResult:
+        calls = [_item(d.index, d.name, d.arguments) for d in folded.calls]
+        if folded.started:
+            self.current_tool_id = folded.started[-1]
+            self.current_tool_name_sent = True
+            self.incomplete_tool_call_indices.update(folded.started)
+        self.incomplete_tool_call_indices.difference_update(folded.ended)
+        return _result(folded.content, calls)
 
     # -- constrained decoding -------------------------------------------------------------------
 
     def supports_structural_tag(self) -> bool:
-        """True: SGLang then lets this detector read `tool_choice="required"` / named output
-        (`owns_tool_format`), which `get_structural_tag` constrains to the format's own syntax.
-        A format without a constraint of its own returns False, and SGLang's JSON-array constraint
-        and reader apply instead."""
-        return True
+        """True where the format has a constraint of its own: SGLang then lets this detector read
+        `tool_choice="required"` / named output (`owns_tool_format`), which `get_structural_tag`
+        constrains to the format's own syntax. Otherwise SGLang's JSON-array constraint and reader
+        apply instead."""
+        return self._format.required is not None
 
     def structure_info(self) -> Any:
         """SGLang's legacy per-call tag, used only for strict `tool_choice="auto"` (a tool with
         `strict: true`, or `SGLANG_TOOL_STRICT_LEVEL`), when `get_structural_tag` returns None."""
-        begin = self.structure_begin
-        if begin is None:
+        tag = self._format.strict_call_tag(vocabulary(self.tokenizer))
+        if tag is None:
             raise NotImplementedError(f"{self.format_name}: no per-call structural tag")
-        end, trigger = self.structure_end, self.structure_trigger
 
         def info(name: str) -> StructureInfo:
-            return StructureInfo(begin=begin.format(name=name), end=end, trigger=trigger)
+            return StructureInfo(begin=tag.begin.format(name=name), end=tag.end, trigger=tag.trigger)
 
         return info
 
@@ -223,30 +197,20 @@ class FormatDetector(BaseFormatDetector):
         parallel_tool_calls: bool = True,
     ) -> Any:
         """The format's own constraint for `tool_choice="required"` or a named tool (one call;
-        also one call for `parallel_tool_calls=false`), as an xgrammar `StructuralTag`. None for
-        `auto` (SGLang then uses `structure_info` if the request is strict). `thinking_mode` is not
-        used: with a reasoning model, run SGLang with `--reasoning-parser`, whose grammar backend
-        lets the model think before the constraint starts."""
+        also one call for `parallel_tool_calls=false`), as an xgrammar `StructuralTag`; for strict
+        `auto` where the format has one (else None, and SGLang uses `structure_info` if the request
+        is strict). `thinking_mode` is not used: with a reasoning model, run SGLang with
+        `--reasoning-parser`, whose grammar backend lets the model think before the constraint
+        starts."""
         named = _named_tool(tool_choice)
         if StructuralTag is None or not tools:
             return None
-        schemas = ToolIndex(tools).schemas
         single = named is not None or parallel_tool_calls is False
+        request = ConstraintRequest(ToolIndex(tools).schemas, named, single, vocabulary(self.tokenizer))
         if tool_choice == "required" or named is not None:
-            tag = self._required_constraint(schemas, named, single)
+            tag = self._format.constraint(request)
         elif tool_choice == "auto":
-            tag = self._auto_constraint(schemas, single)
+            tag = self._format.constraint(request, auto=True)
         else:
             tag = None
         return None if tag is None else StructuralTag.model_validate(tag)
-
-    def _required_constraint(
-        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
-    ) -> dict[str, Any] | None:
-        """A structural tag (xgrammar's JSON form) for at least one call (only to `only`, if
-        given; at most one if `single`)."""
-        return None
-
-    def _auto_constraint(self, schemas: dict[str, dict[str, Any]], single: bool) -> dict[str, Any] | None:
-        """A structural tag for strict `auto` where `structure_info` cannot describe the format."""
-        return None

@@ -12,18 +12,11 @@ so each worker registers too.
 
 from __future__ import annotations
 
-DETECTORS = {
-    "hermes_json": "HermesJsonDetector",
-    "llama_json": "LlamaJsonDetector",
-    "llama_pythonic": "LlamaPythonicDetector",
-    "markdown_tools": "MarkdownToolsDetector",
-    "minimax_xml": "MiniMaxXmlDetector",
-    "mistral_json": "MistralJsonDetector",
-    "qwen_xml": "QwenXmlDetector",
-    "tagged": "TaggedDetector",
-    "xml_tools": "XmlToolsDetector",
-}
-"""`--tool-call-parser` name -> detector class in `toolcall_parsers.sglang.detectors`."""
+from toolcall_parsers.formats import FORMATS
+
+DETECTORS = {name: fmt.class_stem + "Detector" for name, fmt in FORMATS.items()}
+"""`--tool-call-parser` name -> its detector class in `toolcall_parsers.sglang.detectors` (made there
+from the spec)."""
 
 
 def register() -> None:

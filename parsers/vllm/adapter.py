@@ -1,7 +1,9 @@
 """The vLLM adapter: one `ToolParser` subclass that runs any of our format machines.
 
 It is a thin translation. vLLM gives text; the format machine gives events; this class turns events
-into `DeltaMessage`s and `ExtractedToolCallInformation`. Facts it relies on (vLLM 0.32):
+into `DeltaMessage`s and `ExtractedToolCallInformation`. Everything format-specific comes from the
+format's spec (`formats/spec.py`): `parsers.py` makes one subclass per format from it. Facts it relies
+on (vLLM 0.32):
 
 - `engine_based_streaming = True` is the only way a tool parser hears that the stream ended
   (`finish_streaming()`); a parser holding back a partial marker needs that. In exchange vLLM also
@@ -34,10 +36,12 @@ from vllm.renderers.chat_utils import make_tool_call_id
 from vllm.sampling_params import StructuredOutputsParams
 from vllm.tool_parsers import ToolParser
 
-from ..core.events import CallEnd, CallStart, Event, Text, build_result
+from ..core.events import Event, build_result
+from ..core.fold import CallRecords, Folded, finished_records
 from ..core.stream import FormatStream
+from ..core.tokens import vocabulary
 from ..core.tools import ToolIndex
-from ..formats import get_format
+from ..formats import ConstraintRequest, Format, get_format
 
 logger = logging.getLogger("toolcall_parsers")
 STREAMING_XARG = "tool_call_streaming"
@@ -54,24 +58,23 @@ def _passes_through(request: Any) -> bool:
 
 
 class FormatToolParser(ToolParser):
-    """Runs the format named by `format_name`; subclasses set that, and override the hooks below
-    where their format needs (ids, token ids, a decoding constraint)."""
+    """Runs the format named by `format_name` (a subclass per format sets that, and the two vLLM
+    attributes its spec implies: `structural_tag_model` and `supports_required_and_named`); a
+    format whose engine side needs more (Mistral's token ids) overrides `_new_stream` / `_feed`."""
 
     format_name: ClassVar[str]
-    engine_ids: ClassVar[bool] = True
-    """Give calls vLLM's ids; False where the format has its own id rule (Mistral)."""
     engine_based_streaming = True
     supports_required_and_named = False
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
-        self._format = get_format(self.format_name)
+        self._format: Format = get_format(self.format_name)
         self._stream: FormatStream | None = None
         self._passthrough = False
-        self._sent_fragments: list[str] = []  # arguments sent for the current call
+        self._records = CallRecords(self)
 
     def _new_stream(self, streaming: bool) -> FormatStream:
-        return self._format.stream(self.tools, _vllm_call_id if self.engine_ids else None)
+        return self._format.stream(self.tools, None if self._format.own_ids else _vllm_call_id)
 
     def _feed(self, stream: FormatStream, text: str, delta_token_ids: Sequence[int]) -> list[Event]:
         return stream.feed(text)
@@ -85,20 +88,15 @@ class FormatToolParser(ToolParser):
             request.skip_special_tokens = False
         choice = request.tool_choice
         named = getattr(getattr(choice, "function", None), "name", None) or getattr(choice, "name", None)
-        if request.tools and (choice == "required" or named):
+        if request.tools and (choice == "required" or named) and self._format.vllm_tag_model is None:
+            # The format's own constraint; where vLLM has a tag model for it, vLLM applies that.
             single = bool(named) or request.parallel_tool_calls is False
-            tag = self._required_constraint(ToolIndex(request.tools).schemas, named, single)
+            schemas = ToolIndex(request.tools).schemas
+            tag = self._format.constraint(ConstraintRequest(schemas, named, single, vocabulary(self.model_tokenizer)))
             if tag is not None:
                 request.structured_outputs = StructuredOutputsParams(structural_tag=json.dumps(tag))
                 request.response_format = None
         return request
-
-    def _required_constraint(
-        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
-    ) -> dict[str, Any] | None:
-        """The format's own decoding constraint for `tool_choice="required"` (or the named tool
-        `only`), as a structural tag in xgrammar's JSON form; None where vLLM provides one."""
-        return None
 
     # -- finished responses -------------------------------------------------------------------
 
@@ -111,7 +109,7 @@ class FormatToolParser(ToolParser):
             ToolCall(id=c.id, type="function", function=FunctionCall(name=c.name, arguments=c.arguments_json))
             for c in result.calls
         ]
-        self.prev_tool_call_arr = [{"name": c.name, "arguments": c.arguments_json} for c in result.calls]
+        self.prev_tool_call_arr = finished_records(result.calls)
         return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=result.content)
 
     # -- streaming ----------------------------------------------------------------------------
@@ -134,7 +132,7 @@ class FormatToolParser(ToolParser):
                 self._use_request_policy(self._stream, request)
         if self._stream is None:
             return DeltaMessage(content=new_text) if new_text else None
-        return self._to_delta(self._feed(self._stream, new_text, delta_token_ids))
+        return self._to_delta(self._records.fold(self._feed(self._stream, new_text, delta_token_ids)))
 
     def _use_request_policy(self, stream: FormatStream, request: Any) -> None:
         policy = (getattr(request, "vllm_xargs", None) or {}).get(STREAMING_XARG)
@@ -149,35 +147,19 @@ class FormatToolParser(ToolParser):
         """End of the stream (called by vLLM for engine-based parsers): release what was held."""
         if self._stream is None:
             return None
-        return self._to_delta(self._stream.close())
+        return self._to_delta(self._records.fold(self._stream.close()))
 
-    def _to_delta(self, events: list[Event]) -> DeltaMessage | None:
+    @staticmethod
+    def _to_delta(folded: Folded) -> DeltaMessage | None:
         # Tool calls are built as dicts: pydantic validates them in one pass, which is cheaper here
         # than constructing DeltaToolCall/DeltaFunctionCall objects (or model_construct) one by one.
-        content: list[str] = []
         calls: list[dict[str, Any]] = []
-        for event in events:
-            if isinstance(event, Text):
-                content.append(event.text)
-            elif isinstance(event, CallStart):
-                self.prev_tool_call_arr.append({"name": event.name, "arguments": ""})
-                self.streamed_args_for_tool.append("")
-                self._sent_fragments = []
-                function = {"name": event.name}
-                calls.append({"index": event.index, "id": event.id, "type": "function", "function": function})
-            elif isinstance(event, CallEnd):
-                # Both records get the whole arguments once the call ends (appending per delta would
-                # copy the growing string every time); until then both are "", equally consistent.
-                sent = "".join(self._sent_fragments)
-                self.prev_tool_call_arr[-1]["arguments"] = self.streamed_args_for_tool[-1] = sent
-            else:
-                self._sent_fragments.append(event.fragment)
-                last = calls[-1] if calls else None
-                if last is not None and last["index"] == event.index:
-                    function = last["function"]
-                    function["arguments"] = function.get("arguments", "") + event.fragment
-                else:
-                    calls.append({"index": event.index, "function": {"arguments": event.fragment}})
+        for delta in folded.calls:
+            if delta.name is None:
+                calls.append({"index": delta.index, "function": {"arguments": delta.arguments}})
+                continue
+            function = {"name": delta.name, "arguments": delta.arguments} if delta.arguments else {"name": delta.name}
+            calls.append({"index": delta.index, "id": delta.id, "type": "function", "function": function})
         if calls:
-            return DeltaMessage(content="".join(content) or None, tool_calls=calls)
-        return DeltaMessage(content="".join(content)) if content else None
+            return DeltaMessage(content=folded.content or None, tool_calls=calls)
+        return DeltaMessage(content=folded.content) if folded.content else None

@@ -1,4 +1,11 @@
-"""One vLLM tool parser per format: each only names its format (and how vLLM may constrain it)."""
+"""One vLLM tool parser per format, made from the format's spec (`FORMATS`).
+
+A generated class only names its format and says what vLLM may do for `tool_choice="required"` or a
+named tool: use vLLM's own structural tag (`structural_tag_model`, where the format has one), the
+format's own constraint (applied in `FormatToolParser.adjust_request`), or, where the format has
+neither, vLLM's JSON fallback (`supports_required_and_named`). Hand-written below: Mistral, whose
+`[TOOL_CALLS]` is judged by the token ids vLLM hands a streaming parser.
+"""
 
 from __future__ import annotations
 
@@ -7,83 +14,28 @@ from typing import Any
 
 from ..core.events import Event
 from ..core.stream import FormatStream
-from ..formats.llama_json import required_constraint as llama_json_constraint
-from ..formats.markdown_tools import required_constraint as markdown_constraint
-from ..formats.mistral_json import ARGS, MARKER, MistralJsonStream
-from ..formats.mistral_json import required_constraint as mistral_constraint
-from ..formats.qwen_xml import required_constraint as qwen_constraint
-from ..formats.tagged import required_constraint as tagged_constraint
-from ..formats.xml_tools import required_constraint as xml_tools_constraint
+from ..core.tokens import vocabulary
+from ..formats import FORMATS, Format
+from ..formats.mistral_json import MARKER, MistralJsonStream
 from .adapter import FormatToolParser
 
 
-class HermesJsonToolParser(FormatToolParser):
-    """`--tool-call-parser hermes_json`. For `tool_choice="required"` or a named tool, vLLM's own
-    `hermes` structural tag constrains decoding to `<tool_call>{"name": .., "arguments": ..}</tool_call>`,
-    which is exactly what this parser reads."""
-
-    format_name = "hermes_json"
-    structural_tag_model = "hermes"
-    supports_required_and_named = False
-
-
-class MiniMaxXmlToolParser(FormatToolParser):
-    """`--tool-call-parser minimax_xml`. For `tool_choice="required"` or a named tool, vLLM's own
-    `minimax` structural tag constrains decoding to `<minimax:tool_call><invoke ...>` blocks."""
-
-    format_name = "minimax_xml"
-    structural_tag_model = "minimax"
-    supports_required_and_named = False
-
-
-class QwenXmlToolParser(FormatToolParser):
-    """`--tool-call-parser qwen_xml`. For `tool_choice="required"` or a named tool, decoding is
-    constrained to `<tool_call>` blocks (one call each) whose `<parameter=..>` lines follow the schema
-    and that end the output. (vLLM's own `qwen_3_coder` tag allows free text around and after the
-    calls, so a model may never stop.)"""
-
-    format_name = "qwen_xml"
-    supports_required_and_named = False
-
-    def _required_constraint(
-        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
-    ) -> dict[str, Any] | None:
-        return qwen_constraint(schemas, only, single)
-
-
-_TOKEN_IDS: dict[int, tuple[Any, dict[str, int | None]]] = {}
-"""Per tokenizer (kept alive here, so its id() stays its own): text -> its single-token id."""
-
-
-def _single_token_id(tokenizer: Any, text: str) -> int | None:
-    """The id of `text` when the tokenizer has it as one token. Looked up once per tokenizer, since
-    a parser is built per request and `get_vocab()` copies the whole vocabulary."""
-    entry = _TOKEN_IDS.get(id(tokenizer))
-    if entry is None or entry[0] is not tokenizer:
-        entry = _TOKEN_IDS[id(tokenizer)] = (tokenizer, {})
-    ids = entry[1]
-    if text not in ids:
-        try:
-            ids[text] = tokenizer.get_vocab().get(text)
-        except Exception:
-            ids[text] = None
-    return ids[text]
+def class_name(fmt: Format) -> str:
+    """The vLLM parser class of a format (`hermes_json` -> `HermesJsonToolParser`)."""
+    return fmt.class_stem + "ToolParser"
 
 
 class MistralJsonToolParser(FormatToolParser):
     """`--tool-call-parser mistral_json`: every Mistral generation, told apart by the text. Ids are
     Mistral's nine letters and digits. Where `[TOOL_CALLS]` is one token, a streamed marker counts
-    only where that token was generated. `tool_choice="required"` or a named tool constrain decoding
-    to `[TOOL_CALLS]name[ARGS]{..}` (tokenizers with `[ARGS]`) or `[TOOL_CALLS][{..}]`."""
+    only where that token was generated."""
 
     format_name = "mistral_json"
-    engine_ids = False
-    supports_required_and_named = False
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
-        self._marker_id = _single_token_id(tokenizer, MARKER)
-        self._v11 = _single_token_id(tokenizer, ARGS) is not None
+        vocab = vocabulary(tokenizer)
+        self._marker_id = vocab.token_id(MARKER) if vocab is not None else None
 
     def _new_stream(self, streaming: bool) -> FormatStream:
         # Token ids reach only the streaming path; a finished response is read by its text alone.
@@ -118,70 +70,24 @@ class MistralJsonToolParser(FormatToolParser):
                 run_start = i + 1
         return [found[n] for n in ordinals if n < len(found)]
 
-    def _required_constraint(
-        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
-    ) -> dict[str, Any] | None:
-        return mistral_constraint(schemas, only, single, v11=self._v11)
+
+_HAND_WRITTEN: dict[str, type[FormatToolParser]] = {"mistral_json": MistralJsonToolParser}
 
 
-class TaggedToolParser(FormatToolParser):
-    """`--tool-call-parser tagged`: our compact `<TOOL_CALLS>` format, one `name {json}` per line.
-    `tool_choice="required"` or a named tool constrain decoding to that block."""
-
-    format_name = "tagged"
-    supports_required_and_named = False
-
-    def _required_constraint(
-        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
-    ) -> dict[str, Any] | None:
-        return tagged_constraint(schemas, only, single)
-
-
-class LlamaPythonicToolParser(FormatToolParser):
-    """`--tool-call-parser llama_pythonic`: Llama 3.2 / 4 pythonic call lists. For
-    `tool_choice="required"` or a named tool vLLM's own JSON constraint and reading apply (the
-    decoded text is then a JSON list, not Python)."""
-
-    format_name = "llama_pythonic"
-    supports_required_and_named = True
+def _generated(fmt: Format) -> type[FormatToolParser]:
+    attributes = {
+        "__doc__": f"`--tool-call-parser {fmt.name}`: {fmt.summary}",
+        "__module__": __name__,
+        "format_name": fmt.name,
+        "supports_required_and_named": fmt.required is None and fmt.vllm_tag_model is None,
+    }
+    if fmt.vllm_tag_model is not None:
+        attributes["structural_tag_model"] = fmt.vllm_tag_model
+    return type(class_name(fmt), (FormatToolParser,), attributes)
 
 
-class MarkdownToolsToolParser(FormatToolParser):
-    """`--tool-call-parser markdown_tools`: gptme-style fenced tool blocks. vLLM has no tag for
-    them: `tool_choice="required"` or a named tool constrain decoding to fenced blocks of the
-    requested tools (none when no requested tool can be written as a block)."""
-
-    format_name = "markdown_tools"
-    supports_required_and_named = False
-
-    def _required_constraint(
-        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
-    ) -> dict[str, Any] | None:
-        return markdown_constraint(schemas, only, single)
-
-
-class XmlToolsToolParser(FormatToolParser):
-    """`--tool-call-parser xml_tools`: gptme-style `<tool-use>` blocks. `tool_choice="required"` or
-    a named tool constrain decoding to one such block of the requested tools' elements."""
-
-    format_name = "xml_tools"
-    supports_required_and_named = False
-
-    def _required_constraint(
-        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
-    ) -> dict[str, Any] | None:
-        return xml_tools_constraint(schemas, only, single)
-
-
-class LlamaJsonToolParser(FormatToolParser):
-    """`--tool-call-parser llama_json`: Llama 3.1 / 3.2 / 3.3 JSON calls (and 3.1's built-in tools
-    after `<|python_tag|>`). `tool_choice="required"` or a named tool constrain decoding to
-    `{"name": .., "parameters": ..}` objects joined by `; `, which start the output."""
-
-    format_name = "llama_json"
-    supports_required_and_named = False
-
-    def _required_constraint(
-        self, schemas: dict[str, dict[str, Any]], only: str | None, single: bool
-    ) -> dict[str, Any] | None:
-        return llama_json_constraint(schemas, only, single)
+PARSER_CLASSES: dict[str, type[FormatToolParser]] = {
+    name: _HAND_WRITTEN.get(name) or _generated(fmt) for name, fmt in FORMATS.items()
+}
+"""`--tool-call-parser` name -> our vLLM parser class, for every registered format."""
+globals().update({cls.__name__: cls for cls in PARSER_CLASSES.values()})

@@ -3,22 +3,16 @@
 Used two ways: as the `vllm.general_plugins` entry point (`register`), so that after `pip install`
 `--tool-call-parser hermes_json` just works; and as a file for `--tool-parser-plugin <path>`, which
 vLLM imports as a top-level module, so importing it registers too (absolute imports only).
-Registration is lazy: nothing heavy is imported until vLLM looks a parser up.
+Registration is lazy: nothing heavy is imported until vLLM looks a parser up (the registry of
+formats is plain Python, no engine import).
 """
 
 from __future__ import annotations
 
-PARSERS = {
-    "hermes_json": "HermesJsonToolParser",
-    "llama_json": "LlamaJsonToolParser",
-    "llama_pythonic": "LlamaPythonicToolParser",
-    "markdown_tools": "MarkdownToolsToolParser",
-    "minimax_xml": "MiniMaxXmlToolParser",
-    "mistral_json": "MistralJsonToolParser",
-    "qwen_xml": "QwenXmlToolParser",
-    "tagged": "TaggedToolParser",
-    "xml_tools": "XmlToolsToolParser",
-}
+from toolcall_parsers.formats import FORMATS
+
+PARSERS = {name: fmt.class_stem + "ToolParser" for name, fmt in FORMATS.items()}
+"""`--tool-call-parser` name -> its class in `toolcall_parsers.vllm.parsers` (made there from the spec)."""
 
 
 def register() -> None:

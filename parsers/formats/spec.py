@@ -1,0 +1,129 @@
+"""What a wire format declares about itself, once: the `Format` spec.
+
+Each format module ends with `FORMAT = Format(...)`. Everything else is derived from it: the
+registry (`formats/__init__.py` finds the modules), the vLLM tool-parser and SGLang detector classes
+and both plugins' name lists, the decoding constraints both engines apply, and every tool and test
+(fuzzing, the load test, the benchmark, hostile inputs, the corpus and adapter tests), which write a
+format's text with its one `write`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.stream import FormatStream
+from ..core.tokens import Vocabulary
+
+Call = tuple[str, dict[str, Any]]
+"""A call as the writers take it: the tool's name and its arguments."""
+
+Schemas = dict[str, dict[str, Any]]
+"""Tool name -> its parameters schema (`ToolIndex.schemas`)."""
+
+
+@dataclass(frozen=True)
+class ConstraintRequest:
+    """What a request asks of a decoding constraint, engine-neutral.
+
+    `only` is the tool a request names (`tool_choice` of one function); `single` says at most one
+    call (a named tool, or `parallel_tool_calls=false`); `vocabulary` is the served tokenizer's, where
+    a format's spelling depends on its tokens (Mistral v11's `[ARGS]`), else None."""
+
+    schemas: Schemas
+    only: str | None = None
+    single: bool = False
+    vocabulary: Vocabulary | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """The tools a call may name."""
+        return [self.only] if self.only is not None else list(self.schemas)
+
+    def parameters(self, name: str) -> dict[str, Any]:
+        """The parameters schema of `name` (any object where none was declared)."""
+        return self.schemas.get(name) or {"type": "object"}
+
+
+Constraint = Callable[[ConstraintRequest], "dict[str, Any] | None"]
+"""Builds a structural tag in xgrammar's JSON form (plain dicts); None: nothing to constrain to."""
+
+
+@dataclass(frozen=True)
+class CallTag:
+    """SGLang's legacy per-call structural tag (used for strict `tool_choice="auto"`): a fixed prefix
+    naming the tool (`{name}`), the arguments as JSON, a fixed suffix, and the trigger that opens it."""
+
+    begin: str
+    end: str
+    trigger: str
+
+
+Writer = Callable[[Sequence[Call]], str]
+"""Calls -> the format's text, as its chat template writes them (what `parse()` reads back)."""
+
+
+@dataclass(frozen=True)
+class Format:
+    """One wire format: how to parse it, write it, teach it and constrain decoding to it.
+
+    - `markers`: the literals that frame a call, opener first; `special_tokens`: those of them that
+      the models of this format have as single special tokens (decoding must keep them).
+    - `required` / `auto`: the format's own decoding constraints for `tool_choice="required"` or a
+      named tool, and for strict `auto`; None where the format has none (then an engine's own applies:
+      `vllm_tag_model`, or the engine's JSON fallback).
+    - `call_tag`: SGLang's per-call tag for strict `auto`, or a function of the tokenizer's
+      vocabulary giving it; None where a call is not a prefix + JSON + suffix.
+    - `own_ids`: the format has its own id rule (the stream's default factory makes them), so the
+      engine's ids are not used.
+    - `needs_declared_tools`: for formats that read some calls only when their tool is declared, a
+      cheap superset test of "may this text hold such a call" (SGLang asks without the tools).
+    """
+
+    name: str
+    summary: str
+    stream_class: type[FormatStream]
+    write: Writer
+    markers: tuple[str, ...] = ()
+    special_tokens: tuple[str, ...] = ()
+    required: Constraint | None = None
+    auto: Constraint | None = None
+    call_tag: CallTag | Callable[[Vocabulary | None], CallTag] | None = None
+    vllm_tag_model: str | None = None
+    own_ids: bool = False
+    needs_declared_tools: Callable[[str], bool] | None = None
+
+    def stream(
+        self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any
+    ) -> FormatStream:
+        """A fresh incremental parser for one response. `streaming` overrides the server's streaming
+        policy (`complete`, `eager` or a number of characters; ValueError otherwise); `options` are
+        the format's own (markers)."""
+        stream = self.stream_class(tools, id_factory, **options)
+        if streaming is not None:
+            stream.set_streaming(streaming)
+        return stream
+
+    @property
+    def template_path(self) -> Path:
+        """The chat template shipped for this format."""
+        return Path(str(resources.files("toolcall_parsers.chat_templates") / f"{self.name}.jinja"))
+
+    @property
+    def class_stem(self) -> str:
+        """The name's words capitalised (`hermes_json` -> `HermesJson`), for generated class names."""
+        return "".join(word.capitalize() for word in self.name.split("_"))
+
+    def constraint(self, request: ConstraintRequest, *, auto: bool = False) -> dict[str, Any] | None:
+        """The format's own constraint for the request (strict `auto` if `auto`), or None."""
+        build = self.auto if auto else self.required
+        return build(request) if build is not None else None
+
+    def strict_call_tag(self, vocabulary: Vocabulary | None) -> CallTag | None:
+        """SGLang's per-call tag for this tokenizer, or None."""
+        tag = self.call_tag
+        return tag(vocabulary) if callable(tag) else tag
