@@ -24,6 +24,7 @@ from typing import Any
 
 from . import FORMATS, parse
 from .core.stream import logs_silenced
+from .core.tokens import per_tokenizer
 
 PROBE_TOOLS: list[dict[str, Any]] = [
     {
@@ -384,19 +385,11 @@ def serve_commands(model: str, detection: Detection, chat_template: str | Path |
 
 # -- once per process (the `auto` parsers) -------------------------------------------------------------
 
-_DETECTED: dict[tuple[int, int], tuple[Any, Detection]] = {}
-
 
 def detect_once(tokenizer: Any, template: str | None = None, source: str = "the tokenizer") -> tuple[Detection, bool]:
     """`detect_template`, cached per tokenizer object and template text: (detection, first time)."""
     effective = template if template is not None else repr(getattr(tokenizer, "chat_template", None))
-    key = (id(tokenizer), hash(effective))
-    entry = _DETECTED.get(key)
-    if entry is not None and entry[0] is tokenizer:
-        return entry[1], False
-    detection = detect_template(tokenizer, template, source)
-    _DETECTED[key] = (tokenizer, detection)
-    return detection, True
+    return per_tokenizer(tokenizer, ("detection", effective), lambda: detect_template(tokenizer, template, source))
 
 
 def describe(detection: Detection) -> str:

@@ -6,7 +6,10 @@ request, and `get_vocab()` copies the whole vocabulary each time it is called.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class Vocabulary:
@@ -34,15 +37,24 @@ class Vocabulary:
         return self.token_id(text) is not None
 
 
-_VOCABULARIES: dict[int, tuple[Any, Vocabulary]] = {}
-"""Per tokenizer (kept alive here, so its id() stays its own)."""
+_PER_TOKENIZER: dict[tuple[int, Hashable], tuple[Any, Any]] = {}
+"""(id(tokenizer), key) -> (the tokenizer, kept alive here so its id() stays its own; the value)."""
+
+
+def per_tokenizer(tokenizer: Any, key: Hashable, make: Callable[[], T]) -> tuple[T, bool]:
+    """The value cached for `tokenizer` under `key`, made by `make()` the first time: (value, whether
+    it was made now). The one per-tokenizer cache: engines build a parser per request but serve one
+    tokenizer for the life of the process."""
+    entry = _PER_TOKENIZER.get((id(tokenizer), key))
+    if entry is not None and entry[0] is tokenizer:
+        return entry[1], False
+    value = make()
+    _PER_TOKENIZER[(id(tokenizer), key)] = (tokenizer, value)
+    return value, True
 
 
 def vocabulary(tokenizer: Any) -> Vocabulary | None:
     """The `Vocabulary` of `tokenizer`, made once per tokenizer; None without a tokenizer."""
     if tokenizer is None:
         return None
-    entry = _VOCABULARIES.get(id(tokenizer))
-    if entry is None or entry[0] is not tokenizer:
-        entry = _VOCABULARIES[id(tokenizer)] = (tokenizer, Vocabulary(tokenizer))
-    return entry[1]
+    return per_tokenizer(tokenizer, Vocabulary, lambda: Vocabulary(tokenizer))[0]

@@ -51,6 +51,8 @@ _UNIONS = ("anyOf", "oneOf", "allOf")
 _MAX_SUBSCHEMAS = 256
 """Most union members looked at in one schema (a schema may be any JSON, or a Python object that
 refers to itself)."""
+_MAX_ENUM = 256
+"""Most `enum` values looked at for the types a schema implies (a client may send 20,000)."""
 _INT = re.compile(r"[-+]?[0-9]+")
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
@@ -103,7 +105,7 @@ def _named_types(schema: dict[str, Any]) -> set[str]:
 def _implied_types(schema: dict[str, Any]) -> set[str]:
     """Types of a schema that names none: its `enum` / `const` values, else `properties`, `items`."""
     enum = schema.get("enum")
-    values = [*(enum if isinstance(enum, list) else []), *([schema["const"]] if "const" in schema else [])]
+    values = [*(enum[:_MAX_ENUM] if isinstance(enum, list) else []), *([schema["const"]] if "const" in schema else [])]
     if values:
         return {_type_of(v) for v in values}
     if isinstance(schema.get("properties"), dict):
@@ -125,24 +127,47 @@ def schema_types(schema: Any) -> frozenset[str]:
     return frozenset(found[0]) if found else frozenset()
 
 
-def _subschemas(schema: Any) -> list[dict[str, Any]]:
-    """`schema` and the members of its unions, where nested properties / items may be declared."""
-    return [sub for sub, _ in _union_tree(schema)]
+class SchemaFacts:
+    """What the schemas met while typing one value admit, each worked out once: the items of an array
+    share one schema, so typing a thousand items looks that schema up a thousand times but walks its
+    unions and enum once. Bounded per schema (`_MAX_SUBSCHEMAS`, `_MAX_ENUM`), so the cost per
+    character of a value is a constant whatever the schema. Keyed by identity: the schemas are the
+    request's, alive (and unchanged) while its values are typed."""
 
+    __slots__ = ("_items", "_properties", "_types")
 
-def _property_schema(subschemas: list[dict[str, Any]], key: str) -> Any:
-    for sub in subschemas:
-        props = sub.get("properties")
-        if isinstance(props, dict) and key in props:
-            return props[key]
-    return None
+    def __init__(self) -> None:
+        self._types: dict[int, frozenset[str]] = {}
+        self._properties: dict[int, dict[str, Any]] = {}
+        self._items: dict[int, Any] = {}
 
+    def types(self, schema: Any) -> frozenset[str]:
+        """`schema_types(schema)`."""
+        key = id(schema)
+        found = self._types.get(key)
+        if found is None:
+            found = self._types[key] = schema_types(schema)
+        return found
 
-def _items_schema(schema: Any) -> Any:
-    for sub in _subschemas(schema):
-        if isinstance(sub.get("items"), dict):
-            return sub["items"]
-    return None
+    def property_schema(self, schema: Any, key: str) -> Any:
+        """The schema of property `key` in `schema` or its union members (the first that declares it)."""
+        merged = self._properties.get(id(schema))
+        if merged is None:
+            merged = self._properties[id(schema)] = {}
+            for sub, _ in _union_tree(schema):
+                props = sub.get("properties")
+                if isinstance(props, dict):
+                    for name, value in props.items():
+                        merged.setdefault(name, value)
+        return merged.get(key)
+
+    def items_schema(self, schema: Any) -> Any:
+        """The `items` schema of `schema` or of its first union member that has one."""
+        key = id(schema)
+        if key not in self._items:
+            found = next((sub["items"] for sub, _ in _union_tree(schema) if isinstance(sub.get("items"), dict)), None)
+            self._items[key] = found
+        return self._items[key]
 
 
 def _read_json(text: str, limits: Limits) -> Any:
@@ -201,7 +226,7 @@ def _as_type(stripped: str, kind: str, limits: Limits) -> Any:
     return value if isinstance(value, dict if kind == "object" else list) else _NO_FIT
 
 
-def _type_nested(value: Any, schema: Any, limits: Limits) -> Any:
+def _type_nested(value: Any, schema: Any, limits: Limits, facts: SchemaFacts) -> Any:
     """Type the strings inside a freshly decoded object or array by the nested schema, in place,
     where that schema does not admit a string. Iterative: the depth is the value's (<= max_depth)."""
     holder = [value]
@@ -212,15 +237,14 @@ def _type_nested(value: Any, schema: Any, limits: Limits) -> Any:
             continue  # nothing declared below here: the value stays as written
         item = container[key]
         if isinstance(item, dict):
-            subschemas = _subschemas(sub)
-            pending.extend((item, k, _property_schema(subschemas, k)) for k in item)
+            pending.extend((item, k, facts.property_schema(sub, k)) for k in item)
         elif isinstance(item, list):
-            items = _items_schema(sub)
+            items = facts.items_schema(sub)
             pending.extend((item, i, items) for i in range(len(item)))
         elif isinstance(item, str):
-            types = schema_types(sub)
+            types = facts.types(sub)
             if types and "string" not in types:
-                container[key] = type_value(item, sub, limits)
+                container[key] = type_value(item, sub, limits, facts)
     return holder[0]
 
 
@@ -236,9 +260,11 @@ def _guess(text: str, limits: Limits) -> Any:
     return text
 
 
-def type_value(text: str, schema: Any, limits: Limits = _DEFAULT_LIMITS) -> Any:
-    """The value `text` stands for under `schema` (see the module docstring)."""
-    types = schema_types(schema)
+def type_value(text: str, schema: Any, limits: Limits = _DEFAULT_LIMITS, facts: SchemaFacts | None = None) -> Any:
+    """The value `text` stands for under `schema` (see the module docstring). `facts` carries what
+    the schemas admit from one call to the next (one per value is enough)."""
+    facts = facts if facts is not None else SchemaFacts()
+    types = facts.types(schema)
     if not types:
         return _guess(text, limits)
     if "string" in types:
@@ -248,7 +274,7 @@ def type_value(text: str, schema: Any, limits: Limits = _DEFAULT_LIMITS) -> Any:
         if kind in types:
             value = _as_type(stripped, kind, limits)
             if value is not _NO_FIT:
-                return _type_nested(value, schema, limits) if kind in ("object", "array") else value
+                return _type_nested(value, schema, limits, facts) if kind in ("object", "array") else value
     return text
 
 
@@ -292,7 +318,8 @@ class ValueWriter:
     def __init__(self, schema: Any, limits: Limits = _DEFAULT_LIMITS) -> None:
         self._schema = schema
         self._limits = limits
-        self._decide = _string_from_start(schema_types(schema))
+        self._facts = SchemaFacts()
+        self._decide = _string_from_start(self._facts.types(schema))
         self._streaming = False
         self._decided = False
         self._head = ""  # the value's first characters, one past the guess window: all a decision reads
@@ -321,7 +348,7 @@ class ValueWriter:
         text = "".join(self._held)
         if self._streaming:
             return '"', decoded_string(text)
-        value = type_value(text, self._schema, self._limits)
+        value = type_value(text, self._schema, self._limits, self._facts)
         fragment = json_text(value)
         if "\\ud" in fragment:  # escaped lone surrogates: next to each other they decode as one character
             value = json.loads(fragment)

@@ -390,6 +390,14 @@ def may_call(text: str) -> bool:
     return "```" in text or "~~~" in text
 
 
+_INFO_NAME = re.compile(r"[^\s`]+")
+
+
+def _writes_name(name: str) -> bool:
+    # The info string's first word: no whitespace, and no backtick in a backtick fence's info string
+    return _INFO_NAME.fullmatch(name) is not None
+
+
 FORMAT = Format(
     "markdown_tools",
     "```tool word..\\nbody\\n``` (gptme's fenced tool blocks)",
@@ -398,4 +406,5 @@ FORMAT = Format(
     markers=("```", "~~~"),
     required=required_constraint,
     needs_declared_tools=may_call,
+    writes_name=_writes_name,
 )

@@ -165,6 +165,11 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     return {"type": "structural_tag", "format": body}
 
 
+def _writes_name(name: str) -> bool:
+    # `<invoke name="NAME">` as the constraint writes it
+    return '"' not in name
+
+
 FORMAT = Format(
     "minimax_xml",
     '<minimax:tool_call><invoke name="f"><parameter name="p">v</parameter></invoke></minimax:tool_call>',
@@ -174,4 +179,5 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     vllm_tag_model="minimax",
+    writes_name=_writes_name,
 )

@@ -399,6 +399,11 @@ def call_tag(vocabulary: Vocabulary | None) -> CallTag:
     return CallTag(MARKER + '[{{"name": "{name}", "arguments": ', "}]", MARKER)
 
 
+def _writes_name(name: str) -> bool:
+    # v11's `[TOOL_CALLS]name[ARGS]`: the name's own characters (the older JSON list could hold any)
+    return _NAME_CHARS.fullmatch(name) is not None
+
+
 FORMAT = Format(
     "mistral_json",
     "[TOOL_CALLS][{..}] (v2-v7) or [TOOL_CALLS]name[ARGS]{..} (v11+)",
@@ -409,4 +414,5 @@ FORMAT = Format(
     required=required_constraint,
     call_tag=call_tag,
     own_ids=True,
+    writes_name=_writes_name,
 )

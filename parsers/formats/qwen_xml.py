@@ -146,6 +146,11 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
 
 
+def _writes_name(name: str) -> bool:
+    # `<function=NAME>`: read up to `<`, `>` or a line break, and stripped
+    return _NAME_END.search(name) is None and name == name.strip()
+
+
 FORMAT = Format(
     "qwen_xml",
     "<tool_call>\\n<function=f>\\n<parameter=p>\\nv\\n</parameter>\\n</function>\\n</tool_call> (Qwen3-Coder)",
@@ -154,4 +159,5 @@ FORMAT = Format(
     markers=(START, END, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE),
     required=required_constraint,
     auto=auto_constraint,
+    writes_name=_writes_name,
 )

@@ -9,15 +9,19 @@ format's text with its one `write`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.stream import FormatStream
+from ..core.limits import Limits
+from ..core.stream import FormatStream, shorten
 from ..core.tokens import Vocabulary
+
+logger = logging.getLogger("toolcall_parsers")
 
 Call = tuple[str, dict[str, Any]]
 """A call as the writers take it: the tool's name and its arguments."""
@@ -82,6 +86,10 @@ class Format:
       engine's ids are not used.
     - `needs_declared_tools`: for formats that read some calls only when their tool is declared, a
       cheap superset test of "may this text hold such a call" (SGLang asks without the tools).
+    - `writes_name`: which tool names the format can write so that its parser reads them back (None:
+      any name, e.g. a JSON string). A constraint never offers a tool whose name the format cannot
+      write, nor one longer than `TOOLCALL_PARSERS_MAX_NAME`: a client that required a call would
+      get text back.
     """
 
     name: str
@@ -96,6 +104,7 @@ class Format:
     vllm_tag_model: str | None = None
     own_ids: bool = False
     needs_declared_tools: Callable[[str], bool] | None = None
+    writes_name: Callable[[str], bool] | None = None
 
     def stream(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any
@@ -119,9 +128,36 @@ class Format:
         return "".join(word.capitalize() for word in self.name.split("_"))
 
     def constraint(self, request: ConstraintRequest, *, auto: bool = False) -> dict[str, Any] | None:
-        """The format's own constraint for the request (strict `auto` if `auto`), or None."""
+        """The format's own constraint for the request (strict `auto` if `auto`), or None: also when
+        none of the tools it may call has a name the format can write (logged once)."""
         build = self.auto if auto else self.required
-        return build(request) if build is not None else None
+        if build is None:
+            return None
+        writable = self.writable(request)
+        return build(writable) if writable is not None else None
+
+    def writable(self, request: ConstraintRequest) -> ConstraintRequest | None:
+        """`request` without the tools whose names this format cannot write; None if that leaves no
+        tool to call."""
+        longest = Limits.from_env().max_name
+        rule = self.writes_name
+
+        def writable(name: str) -> bool:
+            return 0 < len(name) <= longest and (rule is None or rule(name))
+
+        refused = [name for name in request.names if not writable(name)]
+        if not refused:
+            return request
+        schemas = {name: schema for name, schema in request.schemas.items() if writable(name)}
+        left = [name for name in request.names if name in schemas]
+        logger.warning(
+            "%s: the format cannot write the tool name%s %s; %s",
+            self.name,
+            "s" if len(refused) > 1 else "",
+            ", ".join(shorten(name) for name in refused[:3]) + (f" and {len(refused) - 3} more" * (len(refused) > 3)),
+            "decoding is constrained to the other tools" if left else "decoding is not constrained",
+        )
+        return replace(request, schemas=schemas) if left else None
 
     def strict_call_tag(self, vocabulary: Vocabulary | None) -> CallTag | None:
         """SGLang's per-call tag for this tokenizer, or None."""

@@ -254,6 +254,10 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     return {"type": "structural_tag", "format": {"type": "sequence", "elements": elements}}
 
 
+def _writes_name(name: str) -> bool:
+    return _NAME_RUN.fullmatch(name) is not None
+
+
 FORMAT = Format(
     "tagged",
     "<TOOL_CALLS> then one `name {json}` per line",
@@ -262,4 +266,5 @@ FORMAT = Format(
     markers=(START, END),
     required=required_constraint,
     call_tag=CallTag(START + "\n{name} ", "\n" + END, START),
+    writes_name=_writes_name,
 )

@@ -352,6 +352,10 @@ def may_call(text: str) -> bool:
     return START in text
 
 
+def _writes_name(name: str) -> bool:
+    return _NAME_RUN.fullmatch(name) is not None
+
+
 FORMAT = Format(
     "xml_tools",
     '<tool-use><tool args="word..">body</tool></tool-use> (gptme)',
@@ -360,4 +364,5 @@ FORMAT = Format(
     markers=(START, END),
     required=required_constraint,
     needs_declared_tools=may_call,
+    writes_name=_writes_name,
 )
