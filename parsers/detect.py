@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import FORMATS, parse
-from .core.stream import logs_silenced
+from .core.logs import logs_silenced
 from .core.tokens import per_tokenizer
 
 PROBE_TOOLS: list[dict[str, Any]] = [

@@ -96,7 +96,7 @@ def test_3_refs_resolve_bounded_and_cycle_safe():
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from toolcall_parsers.core.stream import logs_silenced  # noqa: E402
+from toolcall_parsers.core.logs import logs_silenced  # noqa: E402
 from toolcall_parsers.formats import ConstraintRequest  # noqa: E402
 
 CONSTRAINED = [name for name, fmt in FORMATS.items() if fmt.required is not None]
@@ -132,3 +132,53 @@ def test_2_the_reviewed_names():
             assert FORMATS[fmt].constraint(ConstraintRequest({name: {}}, only=name)) is None, (fmt, name)
     both = FORMATS["tagged"].constraint(ConstraintRequest({"get weather": {}, "get_weather": {}}))
     assert "get weather" not in json.dumps(both) and "get_weather" in json.dumps(both)
+
+
+# -- 8: every log line is bounded; silencing is per thread and nests ------------------------------
+
+import logging  # noqa: E402
+import threading  # noqa: E402
+
+from toolcall_parsers.core.logs import MAX_LINE  # noqa: E402
+
+
+@pytest.mark.parametrize("fmt", ["markdown_tools", "xml_tools"])
+def test_8_a_huge_parameter_name_writes_bounded_log_lines(fmt, caplog):
+    """An unmappable parameter's name goes into the reason; a 1 MB name wrote four 1 MB lines."""
+    huge = "p" * 1_000_000
+    schema = {"type": "object", "properties": {huge: {"type": "integer"}}, "required": [huge]}
+    tools = [{"type": "function", "function": {"name": "save", "parameters": schema}}]
+    text = "```save\nbody\n```" if fmt == "markdown_tools" else "<tool-use>\n<save>\nbody\n</save>\n</tool-use>"
+    with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
+        result = parse(fmt, text, tools)
+    assert result.calls == [] and result.content == text
+    assert caplog.records and all(len(r.getMessage()) <= MAX_LINE + 100 for r in caplog.records)
+
+
+def test_8_silencing_in_one_thread_leaves_the_others_logging(caplog):
+    inside, release = threading.Event(), threading.Event()
+
+    def detection() -> None:
+        with logs_silenced():
+            inside.set()
+            release.wait(5)
+
+    worker = threading.Thread(target=detection)
+    with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
+        worker.start()
+        inside.wait(5)
+        parse("hermes_json", "<tool_call>{broken</tool_call>")  # another request, meanwhile
+        release.set()
+        worker.join()
+    assert any("hermes_json" in r.getMessage() for r in caplog.records)
+
+
+def test_8_nested_silences_end_in_order(caplog):
+    with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
+        with logs_silenced():
+            with logs_silenced():
+                pass
+            parse("hermes_json", "<tool_call>{broken</tool_call>")  # still silenced
+        assert not caplog.records
+        parse("hermes_json", "<tool_call>{broken</tool_call>")
+    assert caplog.records

@@ -27,49 +27,21 @@ and `_reject`. This class turns that into the public `feed()` / `close()` contra
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .events import CallArgs, CallEnd, CallStart, Event, Text, merge_text
 from .ids import IdFactory, random_call_id
 from .limits import Limits, streaming_policy
+from .logs import logger, shorten
 from .tools import ToolIndex
 
-logger = logging.getLogger("toolcall_parsers")
-
-_SPAN_LIMIT = 200
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 Reader = Callable[[str, int], "int | None"]
 """A state's reader: consumes `text` from `pos`; returns where it stopped, or None to hold the rest."""
-
-
-@contextmanager
-def logs_silenced() -> Iterator[None]:
-    """The parsers' log lines dropped for the block: for tools that parse on purpose what they know
-    is broken (detection probes, a load test's reference results). A filter, not the level: an
-    operator's level stays as it was, and assigning a logger's level directly would skip the reset
-    of its cached enabled-levels."""
-    logger.addFilter(_drop)
-    try:
-        yield
-    finally:
-        logger.removeFilter(_drop)
-
-
-def _drop(record: logging.LogRecord) -> bool:
-    return False
-
-
-def shorten(span: str) -> str:
-    """A span for a log line: the ends of a long one, repr-quoted."""
-    if len(span) > _SPAN_LIMIT:
-        span = span[: _SPAN_LIMIT // 2] + " ... " + span[-_SPAN_LIMIT // 2 :]
-    return repr(span)
 
 
 class NotACall(Exception):
