@@ -182,3 +182,23 @@ def test_8_nested_silences_end_in_order(caplog):
         assert not caplog.records
         parse("hermes_json", "<tool_call>{broken</tool_call>")
     assert caplog.records
+
+
+# -- 5: parse --stream --tokenizer with multi-byte characters ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["東京", "rain 🌧 today", "café", 'Hi <tool_call>{"name": "f", "arguments": {"city": "東京 😀 é"}}</tool_call>'],
+)
+def test_5_token_deltas_of_multibyte_text_add_up(smollm2_dir, text):
+    """A decode window that ended inside a character sent the whole window again (duplicated deltas,
+    then exit 2 "the tokenizer does not round-trip it")."""
+    from toolcall_parsers.toolbox.parse_text import parse_text, token_deltas
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    deltas = list(token_deltas(text, tokenizer))
+    assert "".join(deltas) == text and len(deltas) > 1
+    report = parse_text("hermes_json", text, deltas=iter(deltas))
+    assert not report.stream_differs

@@ -60,22 +60,23 @@ def chunk_deltas(text: str, size: int) -> Iterator[str]:
 
 
 def token_deltas(text: str, tokenizer: Any) -> Iterator[str]:
-    """The text each token adds, as a detokenizer streams it: special tokens kept, a delta that ends
-    in a partial UTF-8 character (U+FFFD) held until the next token completes it. Decoding a sliding
-    window of the last few tokens keeps this linear."""
+    """The text each token adds, as vLLM's incremental detokenizer streams it: special tokens kept;
+    the text of the tokens since the last delta is decoded against the tokens before them (so a
+    tokenizer's spacing rules see their context), and held while it ends in a partial UTF-8
+    character (U+FFFD) until a later token completes it. Each step decodes only the tokens since
+    the last delta and the ones before them: linear."""
     ids = tokenizer.encode(text, add_special_tokens=False)
-    sent, window_start = "", 0
+    prefix = read = 0  # the tokens [prefix, read) were sent already, as context for what follows
+
+    def decode(part: list[int]) -> str:
+        return tokenizer.decode(part, skip_special_tokens=False)
+
     for end in range(1, len(ids) + 1):
-        window_start = max(0, end - 8)
-        before = tokenizer.decode(ids[window_start : end - 1], skip_special_tokens=False) if end > 1 else ""
-        now = tokenizer.decode(ids[window_start:end], skip_special_tokens=False)
-        piece = sent + now[len(before) :] if now.startswith(before) else sent + now
-        if piece.endswith("\ufffd") and end < len(ids):
-            sent = piece
-            continue
-        sent = ""
-        if piece:
-            yield piece
+        before = decode(ids[prefix:read])
+        now = decode(ids[prefix:end])
+        if len(now) > len(before) and not now.endswith("\ufffd"):
+            yield now[len(before) :]
+            prefix, read = read, end
 
 
 def parse_text(
