@@ -1,7 +1,8 @@
 """The registry of wire formats: name -> `Format`, found, not listed.
 
 Every module of this package that declares `FORMAT` (a `spec.Format`) is a format; the others are
-shared family machines (`xml_blocks`, `tool_blocks`) and the spec itself. Adding a format is adding
+shared family machines (`xml_blocks`, `tool_blocks`) and the spec itself; a module whose name starts
+with `_` is not looked at (a format in the making). Adding a format is adding
 its module (with its template and corpus file); the engines' classes, the tools and the tests all
 iterate `FORMATS`. Order is by name, so it never depends on the file system.
 """
@@ -17,6 +18,8 @@ from .spec import CallTag, ConstraintRequest, Format
 def _discover() -> dict[str, Format]:
     found: dict[str, Format] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue  # a module in the making is not registered
         module = importlib.import_module(f"{__name__}.{info.name}")
         spec = getattr(module, "FORMAT", None)
         if isinstance(spec, Format):
