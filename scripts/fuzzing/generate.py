@@ -279,11 +279,14 @@ def assemble(fmt: str, parts: list[Part]) -> Case:
             pieces[-1].append(text if part.prose else part.lead)
     calls: list[ExpectedCall] = []
     used: set[str] = set()
+    own_ids = FORMATS[fmt].own_ids
     for part in parts:
         for name, args, model_id in part.calls:
             if model_id is not None and re.fullmatch(r"[A-Za-z0-9]{9}", model_id) and model_id not in used:
-                used.add(model_id)  # a valid model-written id is kept, once
+                used.add(model_id)  # a valid model-written id is kept, once (Mistral's blocks write them)
                 calls.append((name, args, model_id))
+            elif own_ids and model_id is None and part.loose:
+                calls.append((name, args, None))  # the format's own id rule, from text the writer made: any id
             else:
                 calls.append((name, args, f"call_{len(calls)}"))
     tools = [t for part in parts for t in part.tools] or None

@@ -1,0 +1,474 @@
+"""`kimi_json`: Kimi K2 / K2.5 / K2.6, calls in a section of special tokens, each named by its id.
+
+Grammar, as this machine reads it::
+
+    output  := (text | think | section | call)*
+    think   := "<think>" text "</think>"                    # reasoning: text, never a call
+    section := SECTION_BEGIN ws (call ws | SECTION_BEGIN ws)* [SECTION_END]
+    call    := CALL_BEGIN hws ID hws ARG_BEGIN hws [args hws] [CALL_END]
+    args    := a JSON object, or a JSON string holding one, or null   # none at all: {}
+    ID      := [^\\s<]{1,max_name+32}                        # functions.NAME:IDX, as the model writes it
+    ws      := [ \\t\\r\\n]*        hws := \\s*
+
+    SECTION_BEGIN := "<|tool_calls_section_begin|>" | "<|tool_call_section_begin|>"   (singular: seen in
+    SECTION_END   := "<|tool_calls_section_end|>"   | "<|tool_call_section_end|>"      the wild)
+    CALL_BEGIN, ARG_BEGIN, CALL_END := "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"
+
+A call without a section around it is read the same (the section's begin is missing), and a section
+the end of the output cuts off keeps the calls that closed. Once a call's JSON value is complete the
+call stands: `<|tool_call_end|>` may be missing (before the next call, the section's end, text, or the
+end of the output). A `SECTION_BEGIN` inside a section starts a new one; after a call, text that is
+not a marker ends the section (its end is missing) and is content.
+
+The name is in the id. `functions.NAME:IDX` or `NAME:IDX` gives NAME (the last `:digits` is the
+counter, `functions.` a prefix taken off once). Where the request declares tools, two more spellings
+are read: the id is a declared name after an optional `functions` / `functions.` and before optional
+digits (`functionsexec5`, Kimi-K2.5 with some agents); an id that names none (`call_3`, `0`, an empty
+id: Kimi's template writes a client's own ids into history, and the model then writes such ids) calls
+the one tool declared, or, among several, the one tool the complete arguments fit (every key a
+declared property, every required one there; a tool without properties fits anything), the call then
+held until its arguments end. Any other id, or arguments that fit no tool or more than one, is not a
+call.
+
+What is not a call is text: a section that holds no call (empty, or followed by prose) with its
+markers, a call that breaks (an id holding whitespace or running past the bound, no tool in it,
+arguments that are not an object, a call the core refuses) up to where it broke; reading goes on
+there, so a later call still counts. Markers inside `<think>..</think>` are text.
+
+Ids: the model's own (the header, trimmed) is the call's id, since Kimi's template writes it back in
+history and matches tool results by it; an empty id, or one already used in the response, gets one
+of the factory's (by default `functions.NAME:INDEX`, as vLLM makes them for Kimi), unique too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.json_calls import ArgumentsReader
+from ..core.outside import OutsideCalls
+from ..core.stream import FormatStream, NotACall
+from .spec import Call, CallTag, ConstraintRequest, Format
+
+SECTION_BEGIN, SECTION_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
+SECTION_BEGIN_SINGULAR, SECTION_END_SINGULAR = "<|tool_call_section_begin|>", "<|tool_call_section_end|>"
+CALL_BEGIN, ARG_BEGIN, CALL_END = "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"
+SECTION_BEGINS = (SECTION_BEGIN, SECTION_BEGIN_SINGULAR)
+SECTION_ENDS = (SECTION_END, SECTION_END_SINGULAR)
+THINK_MARKERS = ("<think>", "</think>")
+
+_IN_SECTION = (CALL_BEGIN, *SECTION_ENDS, *SECTION_BEGINS)  # what may follow a call, or a section's begin
+_AFTER_ARGS = (CALL_END, *_IN_SECTION)
+_EMPTY_ARGS = (CALL_END, *SECTION_ENDS)
+_WS = re.compile(r"[ \t\r\n]*")
+_HEAD_WS = re.compile(r"\s*")
+_ID_CHARS = re.compile(r"[^\s<]*")
+_ID_SLACK = 32  # the id's characters beyond the name's bound: `functions.` and the counter
+_NAME_AND_COUNTER = re.compile(r"(?:functions\.)?(.+):[0-9]+")
+_DIGITS = "0123456789"
+
+_TEXT, _SECTION, _HEAD, _ID, _AFTER_ID, _ARGS_START, _ARGS, _AFTER_VALUE = range(8)
+
+
+def kimi_call_id(name: str, index: int) -> str:
+    """`functions.NAME:INDEX`, the id vLLM makes for Kimi models (the index is the response's)."""
+    return f"functions.{name}:{index}"
+
+
+def _marker_at(text: str, pos: int, markers: Sequence[str]) -> str | None:
+    """The marker of `markers` at `pos`; None while `text[pos:]` may still grow into one; "" if none."""
+    rest = text[pos : pos + max(map(len, markers))]
+    for marker in markers:
+        if rest.startswith(marker):
+            return marker
+    if any(marker.startswith(rest) for marker in markers) and pos + len(rest) == len(text):
+        return None
+    return ""
+
+
+def _fits(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
+    """Whether arguments fit a tool's parameters: every key a property, every required one there."""
+    properties = schema.get("properties")
+    required = schema.get("required")
+    if isinstance(required, list) and not all(key in arguments for key in required if isinstance(key, str)):
+        return False
+    return not isinstance(properties, dict) or all(key in properties for key in arguments)
+
+
+class KimiJsonStream(FormatStream):
+    """Incremental parser for one response in Kimi K2's tool-call format."""
+
+    format_name = "kimi_json"
+
+    def __init__(
+        self,
+        tools: Any = None,
+        id_factory: IdFactory | None = None,
+        *,
+        think_markers: tuple[str, str] | None = THINK_MARKERS,
+    ) -> None:
+        super().__init__(tools, id_factory or kimi_call_id)
+        self._outside = OutsideCalls(self._text, [*SECTION_BEGINS, CALL_BEGIN], think_markers)
+        self._state = _TEXT
+        self._raw: list[str] = []  # the section's markup while it holds no call, then the current call's
+        self._section_calls = 0  # calls finished in the current section
+        self._id: list[str] = []
+        self._id_len = 0
+        self._index = -1
+        self._args: ArgumentsReader | None = None
+        self._deferred: list[str] | None = None  # arguments of a call whose tool they must name
+        self._kept: str | None = None
+        self._ids_used: set[str] = set()
+        self._readers = {
+            _TEXT: self._scan_text,
+            _SECTION: self._scan_section,
+            _HEAD: self._scan_head,
+            _ID: self._scan_id,
+            _AFTER_ID: self._scan_after_id,
+            _ARGS_START: self._scan_args_start,
+            _ARGS: self._scan_args,
+            _AFTER_VALUE: self._scan_after_value,
+        }
+
+    # -- outside calls, and between them ---------------------------------------------------------
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        m, at = self._outside.read(text, pos)
+        if m is not None:
+            self._section_calls = 0
+            if m.group() == CALL_BEGIN:  # a call without a section around it
+                self._open_call()
+            else:
+                self._raw = [m.group()]
+                self._state = _SECTION
+        return at
+
+    def _scan_section(self, text: str, pos: int) -> int | None:
+        """Between calls: whitespace, then a call, the section's end, a new section, or, after a
+        call, text (the section's end is missing; its calls stand)."""
+        ws_end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if ws_end > pos:
+            self._raw.append(text[pos:ws_end])
+            return ws_end
+        found = _marker_at(text, pos, _IN_SECTION)
+        if found is None:
+            return None
+        if found == CALL_BEGIN:
+            self._open_call()
+        elif found in SECTION_ENDS:
+            self._end_section(found)
+        elif found:  # a section's begin again: a new section
+            if self._section_calls == 0:
+                self._raw.append(found)
+            else:
+                self._raw, self._section_calls = [found], 0
+        elif self._section_calls == 0:
+            raise NotACall("no call after the section's begin", pos)
+        else:
+            self._raw = []  # whitespace next to the finished calls
+            self._state = _TEXT
+            return pos
+        return pos + len(found)
+
+    def _open_call(self) -> None:
+        if self._section_calls > 0:
+            self._raw = []  # whitespace between calls
+        self._raw.append(CALL_BEGIN)
+        self._id, self._id_len = [], 0
+        self._state = _HEAD
+
+    def _end_section(self, marker: str) -> None:
+        if self._section_calls == 0:
+            self._reject("a tool-call section without a call", "".join(self._raw) + marker)
+        self._raw = []
+        self._section_calls = 0
+        self._state = _TEXT
+
+    # -- the header: the id ------------------------------------------------------------------------
+
+    def _scan_head(self, text: str, pos: int) -> int | None:
+        ws_end = _HEAD_WS.match(text, pos).end()  # type: ignore[union-attr]
+        if ws_end > pos:
+            self._raw.append(text[pos:ws_end])
+            return ws_end
+        self._state = _AFTER_ID if text[pos] == "<" else _ID
+        return pos
+
+    def _scan_id(self, text: str, pos: int) -> int | None:
+        """The id, consumed as it comes; past its bound the call breaks right there, at a position
+        the text fixes, so no chunking changes what follows."""
+        room = self.limits.max_name + _ID_SLACK - self._id_len
+        end = _ID_CHARS.match(text, pos, pos + room + 1).end()  # type: ignore[union-attr]
+        too_long = end - pos > room
+        if too_long:
+            end = pos + room
+        self._id.append(text[pos:end])
+        self._raw.append(text[pos:end])
+        self._id_len += end - pos
+        if too_long:
+            raise NotACall("the call id is too long (TOOLCALL_PARSERS_MAX_NAME)", end)
+        if end < len(text):
+            self._state = _AFTER_ID
+        return end
+
+    def _scan_after_id(self, text: str, pos: int) -> int | None:
+        ws_end = _HEAD_WS.match(text, pos).end()  # type: ignore[union-attr]
+        if ws_end > pos:
+            self._raw.append(text[pos:ws_end])
+            return ws_end
+        found = _marker_at(text, pos, (ARG_BEGIN,))
+        if found is None:
+            return None
+        if not found:
+            what = "whitespace inside the call id" if text[pos] != "<" else "no argument marker after the call id"
+            raise NotACall(what, pos)
+        self._raw.append(ARG_BEGIN)
+        self._announce(pos + len(ARG_BEGIN))
+        return pos + len(ARG_BEGIN)
+
+    def _announce(self, at: int) -> None:
+        """Start the call whose arguments begin at `at`. A call that names no tool, or that the
+        core refuses (see `_start_call`), is text up to there."""
+        call_id = "".join(self._id)
+        self._kept = call_id if call_id and call_id not in self._ids_used else None
+        self._state = _ARGS_START
+        name = self._name_in(call_id)
+        if name is not None:
+            self._start(name, at)
+        elif len(self.tools.schemas) > 1:
+            self._deferred = []  # the arguments will tell
+        else:
+            raise NotACall(f"the call id {call_id!r} names no tool", at)
+
+    def _start(self, name: str, at: int) -> None:
+        """Announce the call to `name`; a refused one is text up to `at`."""
+        if len(name) > self.limits.max_name:
+            raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", at)
+        try:
+            self._index = self._start_call(name, self._kept)
+        except NotACall as err:
+            raise NotACall(str(err), at) from None
+        if self._kept is not None:
+            self._ids_used.add(self._kept)
+
+    def _settle(self, arguments: dict[str, Any], at: int) -> None:
+        """A call whose id named no tool: its arguments are complete, so they name it, or it is
+        text up to `at`."""
+        deferred, self._deferred = self._deferred, None
+        if deferred is None:
+            return
+        fits = [name for name, schema in self.tools.schemas.items() if _fits(schema, arguments)]
+        if len(fits) != 1:
+            raise NotACall(f"the call id names no tool, and its arguments fit {len(fits)} tools", at)
+        self._start(fits[0], at)
+        self._call_args(self._index, "".join(deferred))
+
+    def _name_in(self, call_id: str) -> str | None:
+        """The tool an id names (see the module docstring), or None."""
+        m = _NAME_AND_COUNTER.fullmatch(call_id)
+        if m is not None:
+            return m.group(1)
+        declared = self.tools.schemas
+        if not declared:
+            return None
+        rest = call_id.removeprefix("functions").removeprefix(".")
+        for spelled in (call_id, rest):
+            if spelled in declared:
+                return spelled
+        base = rest.rstrip(_DIGITS)
+        if base != rest and base.removesuffix(":") in declared:
+            return base.removesuffix(":")
+        if len(declared) == 1:
+            return next(iter(declared))
+        return None
+
+    # -- the arguments -----------------------------------------------------------------------------
+
+    def _scan_args_start(self, text: str, pos: int) -> int | None:
+        """After `<|tool_call_argument_begin|>`: whitespace, then the JSON value, or no arguments
+        at all (the call's or the section's end right there: `{}`)."""
+        ws_end = _HEAD_WS.match(text, pos).end()  # type: ignore[union-attr]
+        if ws_end > pos:
+            self._raw.append(text[pos:ws_end])
+            return ws_end
+        if text[pos] == "<":
+            found = _marker_at(text, pos, _EMPTY_ARGS)
+            if found is None:
+                return None
+            if not found:
+                raise NotACall("no arguments after the argument marker", pos)
+            if self._deferred is not None:
+                self._deferred.append("{}")
+                self._settle({}, pos)
+            else:
+                self._call_args(self._index, "{}")
+            self._args = None
+            self._finish_call({})
+            if found in SECTION_ENDS:
+                self._end_section(found)
+            return pos + len(found)
+        self._args = ArgumentsReader(self._send, self.limits)
+        self._state = _ARGS
+        return pos
+
+    def _send(self, fragment: str) -> None:
+        if self._deferred is not None:
+            self._deferred.append(fragment)
+        else:
+            self._call_args(self._index, fragment)
+
+    def _scan_args(self, text: str, pos: int) -> int | None:
+        assert self._args is not None
+        stop, done = self._args.read(text, pos, self._raw)
+        if not done:
+            return stop if stop > pos else None
+        self._settle(self._args.arguments, stop)
+        self._state = _AFTER_VALUE
+        return stop
+
+    def _scan_after_value(self, text: str, pos: int) -> int | None:
+        """The value is complete, so the call stands: its end marker, or what comes instead."""
+        ws_end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if ws_end > pos:
+            return ws_end  # whitespace next to the call
+        found = _marker_at(text, pos, _AFTER_ARGS)
+        if found is None:
+            return None
+        assert self._args is not None
+        self._finish_call(self._args.arguments)
+        if found == CALL_END:
+            return pos + len(found)
+        if found in SECTION_ENDS:
+            self._end_section(found)
+            return pos + len(found)
+        return pos  # the next call, a section, or text: the section's reader takes it
+
+    def _finish_call(self, arguments: dict[str, Any]) -> None:
+        self._end_call(self._index, arguments)
+        self._section_calls += 1
+        self._raw = []
+        self._args = None
+        self._state = _SECTION
+
+    # -- breaks, ids and the end -------------------------------------------------------------------
+
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
+        """The section or call broke: its text up to the break is text, and reading goes on there."""
+        self._reject(str(err), "".join(self._raw))
+        self._raw = []
+        self._args = None
+        self._deferred = None
+        self._section_calls = 0
+        self._state = _TEXT
+        return pos if err.pos is None else err.pos
+
+    def _make_id(self, name: str, index: int) -> str:
+        """The factory's id, unless the response already used it (a model-written id, or a
+        factory that repeats itself): then `functions.NAME:N` for the first N from the index that
+        is free (one of the next len(used) + 1 is)."""
+        call_id = self._id_factory(name, index)
+        number = index
+        while call_id in self._ids_used:
+            call_id = kimi_call_id(name, number)
+            number += 1
+        self._ids_used.add(call_id)
+        return call_id
+
+    def _close(self) -> None:
+        state = self._state
+        if state == _ARGS and self._args is not None and self._args.finish(self._buf):
+            try:
+                self._settle(self._args.arguments, len(self._buf))
+                self._buf = ""  # `null` at the very end
+                state = _AFTER_VALUE
+            except NotACall as err:
+                self._warn(str(err))
+        if state == _AFTER_VALUE and self._args is not None:
+            self._finish_call(self._args.arguments)  # the end marker is missing: the value ended it
+            state = _SECTION
+        if state == _TEXT or (state == _SECTION and self._section_calls > 0):
+            self._text(self._buf)
+        else:
+            self._reject("the output ended inside a tool call", "".join(self._raw) + self._buf)
+        self._raw = []
+        self._buf = ""
+
+    def _pending_text(self) -> str:
+        return "".join(self._raw)
+
+
+# -- the spec --------------------------------------------------------------------------------------
+
+
+def write(calls: Sequence[Call]) -> str:
+    """One section, each call with the id `functions.NAME:IDX` (IDX counting the calls), as Kimi's
+    template writes calls whose ids vLLM made."""
+    body = "".join(
+        f"{CALL_BEGIN}{kimi_call_id(name, i)}{ARG_BEGIN}{json.dumps(arguments, ensure_ascii=False)}{CALL_END}"
+        for i, (name, arguments) in enumerate(calls)
+    )
+    return f"{SECTION_BEGIN}{body}{SECTION_END}"
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """One section of one or more calls (at most one if `single`), each
+    `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{..}<|tool_call_end|>`."""
+    tags = [
+        {
+            "type": "tag",
+            "begin": f"{CALL_BEGIN}functions.{name}:",
+            "content": {
+                "type": "sequence",
+                "elements": [
+                    {"type": "regex", "pattern": "[0-9]+"},
+                    {"type": "const_string", "value": ARG_BEGIN},
+                    {"type": "json_schema", "json_schema": request.parameters(name)},
+                ],
+            },
+            "end": CALL_END,
+        }
+        for name in request.names
+    ]
+    calls = {
+        "type": "tags_with_separator",
+        "tags": tags,
+        "separator": "",
+        "at_least_one": True,
+        "stop_after_first": request.single,
+    }
+    return {
+        "type": "structural_tag",
+        "format": {"type": "tag", "begin": SECTION_BEGIN, "content": calls, "end": SECTION_END},
+    }
+
+
+def may_call(text: str) -> bool:
+    """Whether `text` may hold a call whose id names a tool only the request's tools tell."""
+    return CALL_BEGIN in text
+
+
+def _writes_name(name: str) -> bool:
+    # `functions.NAME:IDX` reads back as NAME for any name without whitespace or `<`
+    return _ID_CHARS.fullmatch(name) is not None
+
+
+FORMAT = Format(
+    "kimi_json",
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{..}"
+    "<|tool_call_end|><|tool_calls_section_end|>",
+    KimiJsonStream,
+    write,
+    markers=(SECTION_BEGIN, CALL_BEGIN, ARG_BEGIN, CALL_END, SECTION_END, SECTION_BEGIN_SINGULAR, SECTION_END_SINGULAR),
+    special_tokens=(SECTION_BEGIN, CALL_BEGIN, ARG_BEGIN, CALL_END, SECTION_END),
+    required=required_constraint,
+    call_tag=CallTag(
+        f"{SECTION_BEGIN}{CALL_BEGIN}functions.{{name}}:0{ARG_BEGIN}", CALL_END + SECTION_END, SECTION_BEGIN
+    ),
+    vllm_tag_model="kimi",
+    own_ids=True,
+    needs_declared_tools=may_call,
+    writes_name=_writes_name,
+)
