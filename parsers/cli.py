@@ -74,7 +74,7 @@ def _server_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--model", required=True, help="the served model name")
     cmd.add_argument("--parser", help="our format the server runs (needed by --force; capture parses with it)")
     cmd.add_argument("--api-key", default="unused")
-    cmd.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
+    cmd.add_argument("--timeout", type=float, default=600.0, help="seconds a request may take, in all")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -230,7 +230,7 @@ def _smoke(args: argparse.Namespace) -> int:
     _check_server(client, args)
     with progress(enabled=not args.json) as bar:
         task = bar.add_task("smoke", total=2 * len(PROMPTS))
-        rows = run_smoke(client, args.model, args.parser, args.force, lambda: bar.advance(task))
+        rows = run_smoke(client, args.model, args.parser, args.force, lambda: bar.advance(task), args.timeout)
     ok = all(row.ok for row in rows)
     if args.json:
         print_json({"ok": ok, "parser": args.parser, "forced": args.force, "rows": [row_json(r) for r in rows]})

@@ -202,3 +202,53 @@ def test_5_token_deltas_of_multibyte_text_add_up(smollm2_dir, text):
     assert "".join(deltas) == text and len(deltas) > 1
     report = parse_text("hermes_json", text, deltas=iter(deltas))
     assert not report.stream_differs
+
+
+# -- 4, 6, 7: the toolbox against a misbehaving server ------------------------------------------------
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+from fake_server import fake_server  # noqa: E402
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "toolcall_parsers", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with fake_server() as root:
+        yield root
+
+
+def test_4_smoke_timeout_bounds_each_request(server):
+    """A server that drips a byte (an SSE ping) every 0.3 s kept `smoke --timeout 1` running for as
+    long as it dripped: the client's timeout bounds each read, not the request."""
+    started = time.monotonic()
+    out = _cli("smoke", "--base-url", f"{server}/drip/v1", "--model", "m", "--timeout", "1", "--json")
+    elapsed = time.monotonic() - started
+    assert out.returncode == 1, out.stderr[-2000:]
+    rows = json.loads(out.stdout)["rows"]
+    assert len(rows) == 4 and not any(row["ok"] for row in rows)
+    assert all(any("timed out" in p for p in row["problems"]) for row in rows)
+    assert elapsed < 8 * 1 + 20  # 8 requests of about 1 s each, and the start-up (30 s each without)
+
+
+def test_6_smoke_reports_arguments_that_are_not_a_string(server):
+    out = _cli("smoke", "--base-url", f"{server}/object_args/v1", "--model", "m", "--json")
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    rows = json.loads(out.stdout)["rows"]
+    assert any("not a JSON string" in p for row in rows for p in row["problems"])
+
+
+@pytest.mark.parametrize("mode", ["error500", "empty_choices", "content_list"])
+def test_7_capture_on_server_errors_exits_2_with_one_line(server, mode, tmp_path):
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text("What is the weather in Paris?\n")
+    out = _cli("capture", "--base-url", f"{server}/{mode}/v1", "--model", "m", "--prompts", str(prompts))
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert lines and len(lines[-1]) < 400 and "could not capture" in lines[-1]

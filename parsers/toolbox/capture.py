@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import FORMATS, parse
 from ..detect import PROBE_TOOLS
+from .console import UsageError
 
 
 @dataclass
@@ -105,6 +106,20 @@ def capture(
     for prompt in prompts:
         if prompt.id in done:
             continue
+        text = _raw_output(client, model, prompt, max_tokens)
+        entry = corpus_entry(prompt, text, parser, source)
+        with out.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        if on_prompt:
+            on_prompt()
+        yield entry
+
+
+def _raw_output(client: Any, model: str, prompt: CapturePrompt, max_tokens: int) -> str:
+    """The server's raw text for one prompt. A server that fails (an HTTP error, no choice, content
+    that is not a string) stops the capture with one line naming the prompt: what was captured
+    before stays in the file, and a later run resumes there."""
+    try:
         response = client.chat.completions.create(
             model=model,
             messages=prompt.messages,
@@ -114,9 +129,14 @@ def capture(
             max_tokens=max_tokens,
             extra_body={"skip_special_tokens": False},
         )
-        entry = corpus_entry(prompt, response.choices[0].message.content or "", parser, source)
-        with out.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        if on_prompt:
-            on_prompt()
-        yield entry
+    except Exception as err:  # the openai client's errors, and whatever the transport raises
+        reason = f"{type(err).__name__}: {err}"[:200]
+        raise UsageError(f"could not capture {prompt.id!r}: the request failed: {reason}") from None
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        raise UsageError(f"could not capture {prompt.id!r}: the server's answer has no choice")
+    content = getattr(getattr(choices[0], "message", None), "content", None)
+    if content is not None and not isinstance(content, str):
+        kind = type(content).__name__
+        raise UsageError(f"could not capture {prompt.id!r}: the message content is a {kind}, not a string")
+    return content or ""

@@ -10,6 +10,7 @@ through structured outputs (see `forced.py`), so a weak model on a CPU is as goo
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -89,9 +90,13 @@ def forced_text(parser: str, prompt: Prompt) -> str:
     return f"{prompt.content}\n{text}" if prompt.content else text
 
 
-def _calls(tool_calls: list[tuple[str | None, str]]) -> tuple[list[Call], list[str]]:
+def _calls(tool_calls: list[tuple[str | None, Any]]) -> tuple[list[Call], list[str]]:
     calls, problems = [], []
     for name, arguments in tool_calls:
+        if arguments is not None and not isinstance(arguments, str):
+            kind = type(arguments).__name__
+            problems.append(f"arguments of {name!r} are not a JSON string (the server sent a {kind})")
+            continue
         try:
             value = json.loads(arguments or "{}")
         except json.JSONDecodeError:
@@ -101,6 +106,30 @@ def _calls(tool_calls: list[tuple[str | None, str]]) -> tuple[list[Call], list[s
             problems.append(f"arguments of {name!r} are not an object")
         calls.append((name or "", value))
     return calls, problems
+
+
+def _joined(fragments: list[Any]) -> Any:
+    """A streamed call's arguments: its fragments joined, or the first one that is not a string."""
+    odd = [f for f in fragments if f is not None and not isinstance(f, str)]
+    return odd[0] if odd else "".join(f for f in fragments if f)
+
+
+def bounded_ask(
+    client: Any, model: str, prompt: Prompt, raw: str | None, stream: bool, seconds: float | None
+) -> tuple[Answer, list[str]]:
+    """`ask`, failed after `seconds` whatever the server does: the client's timeout bounds each read,
+    so a server that drips a byte (or an SSE ping) now and then would hold a request for as long as
+    it drips. The request runs in a daemon thread, left behind on time-out (the process ends it)."""
+    if seconds is None:
+        return ask(client, model, prompt, raw, stream)
+    box: list[tuple[Answer, list[str]]] = []
+    worker = threading.Thread(target=lambda: box.append(ask(client, model, prompt, raw, stream)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if box:
+        return box[0]
+    answer = Answer(error=f"timed out after {seconds:g} s (--timeout)")
+    return answer, [answer.error]
 
 
 def ask(client: Any, model: str, prompt: Prompt, raw: str | None, stream: bool) -> tuple[Answer, list[str]]:
@@ -131,12 +160,12 @@ def ask(client: Any, model: str, prompt: Prompt, raw: str | None, stream: bool) 
                     for tc in choice.delta.tool_calls or []:
                         if answer.first_call_delta is None:
                             answer.first_call_delta = time.monotonic() - started
-                        entry = parts.setdefault(tc.index, [None, ""])
+                        entry = parts.setdefault(tc.index, [None, []])
                         function = tc.function
                         entry[0] = entry[0] or (function.name if function else None)
-                        entry[1] += (function.arguments if function else None) or ""
+                        entry[1].append(function.arguments if function else None)
             answer.content = "".join(content) or None
-            pairs = [(parts[i][0], parts[i][1]) for i in sorted(parts)]
+            pairs = [(parts[i][0], _joined(parts[i][1])) for i in sorted(parts)]
     except Exception as err:  # one failed request is a row of the report, never a crash
         answer.error = f"{type(err).__name__}: {err}"[:300]
         return answer, [answer.error]
@@ -184,15 +213,21 @@ def check(prompt: Prompt, plain: Answer, streamed: Answer, raw: str | None, pars
 
 
 def run_smoke(
-    client: Any, model: str, parser: str | None, force: bool, on_request: Callable[[], None] | None = None
+    client: Any,
+    model: str,
+    parser: str | None,
+    force: bool,
+    on_request: Callable[[], None] | None = None,
+    timeout: float | None = None,
 ) -> list[SmokeRow]:
-    """Every prompt, non-streamed then streamed. `force` needs `parser` (the format to write)."""
+    """Every prompt, non-streamed then streamed, each request failed after `timeout` seconds. `force`
+    needs `parser` (the format to write)."""
     rows = []
     for prompt in PROMPTS:
         raw = forced_text(parser, prompt) if force and parser else None
         answers = []
         for stream in (False, True):
-            answer, _ = ask(client, model, prompt, raw, stream)
+            answer, _ = bounded_ask(client, model, prompt, raw, stream, timeout)
             answers.append(answer)
             if on_request:
                 on_request()
