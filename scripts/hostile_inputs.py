@@ -44,6 +44,9 @@ TOOLS: list[dict[str, Any]] = [
             "a": {"type": "array"},
             "o": {"type": "object"},
             "v": {},  # untyped: a MiniMax value is then read as JSON when it parses, else kept as text
+            # Schemas a client controls (issue 24): typing must cost the same per character whatever they say.
+            "union_items": {"type": "array", "items": {"anyOf": [{"type": "integer"}] * 255}},
+            "enum_items": {"type": "array", "items": {"enum": list(range(20_000))}},
         },
     )
 ]
@@ -369,6 +372,16 @@ def written_hostiles(name: str, fmt: Format) -> list[Hostile]:
         Hostile(name, "deep [[[ in a value", lambda n: _nested(n, "[", "]", deep_head, deep_tail)),
         Hostile(name, "binary noise", binary_noise),
     ]
+    if fmt.typed_values:  # values typed by the request's schema: the hostile part is the schema
+        for key, what in (("union_items", "a 255-member union"), ("enum_items", "a 20,000-value enum")):
+            before, after = _around(fmt.write([("f", {key: SENTINEL})]), SENTINEL)
+            shapes.append(
+                Hostile(
+                    name,
+                    f"an array typed by {what}",
+                    lambda n, b=before, a=after: _fill(b + "[", '"1", ', '"1"]' + a, n),
+                )
+            )
     opener = fmt.markers[0] if fmt.markers else ""
     if opener and valid.startswith(opener):
         rest = valid[len(opener) :]

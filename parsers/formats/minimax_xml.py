@@ -180,4 +180,5 @@ FORMAT = Format(
     auto=auto_constraint,
     vllm_tag_model="minimax",
     writes_name=_writes_name,
+    typed_values=True,
 )

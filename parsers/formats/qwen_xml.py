@@ -160,4 +160,5 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=_writes_name,
+    typed_values=True,
 )

@@ -86,6 +86,8 @@ class Format:
       engine's ids are not used.
     - `needs_declared_tools`: for formats that read some calls only when their tool is declared, a
       cheap superset test of "may this text hold such a call" (SGLang asks without the tools).
+    - `typed_values`: argument values are raw text that the tool's schema types (`core.typed_values`),
+      so a request's schema shapes the parser's work.
     - `writes_name`: which tool names the format can write so that its parser reads them back (None:
       any name, e.g. a JSON string). A constraint never offers a tool whose name the format cannot
       write, nor one longer than `TOOLCALL_PARSERS_MAX_NAME`: a client that required a call would
@@ -105,6 +107,7 @@ class Format:
     own_ids: bool = False
     needs_declared_tools: Callable[[str], bool] | None = None
     writes_name: Callable[[str], bool] | None = None
+    typed_values: bool = False
 
     def stream(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any
