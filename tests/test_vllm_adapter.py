@@ -27,6 +27,7 @@ from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionReque
 from vllm.parser.parser_manager import ParserManager
 from vllm.plugins import load_general_plugins
 from vllm.tool_parsers import ToolParserManager
+from xgrammar import StructuralTag
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = [
@@ -220,10 +221,65 @@ def test_adjust_request_keeps_special_tokens_and_constrains_required(tokenizer, 
         assert request.structured_outputs is not None and request.structured_outputs.json is not None
     else:  # the format's own constraint, for this tokenizer
         wanted = ConstraintRequest(ToolIndex(TOOLS).schemas, vocabulary=vocabulary(tokenizer))
-        assert json.loads(request.structured_outputs.structural_tag) == spec.constraint(wanted)
+        expected = StructuralTag.model_validate(spec.constraint(wanted)).model_dump()
+        assert json.loads(request.structured_outputs.structural_tag) == expected
     auto = make_request()
     parser_for(tokenizer, auto, fmt=fmt).adjust_request(auto)
-    assert auto.structured_outputs is None  # auto stays unconstrained
+    assert auto.structured_outputs is None  # auto without strict tools stays unconstrained
+
+
+STRICT_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "strict": True,
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}},
+]
+
+
+@pytest.mark.parametrize("fmt", [name for name, spec in FORMATS.items() if spec.auto is not None])
+@pytest.mark.parametrize(
+    ("kwargs", "pinned", "single"),
+    [
+        ({}, {"get_weather"}, False),  # a strict tool: constrained, its arguments pinned
+        ({"parallel_tool_calls": False}, {"get_weather"}, True),
+    ],
+)
+def test_strict_auto_goes_through_vllms_request_path(tokenizer, fmt, kwargs, pinned, single):
+    """vLLM's own request path (`_apply_structural_tag`) asks the parser for its structural tag: the
+    format's strict-`auto` constraint, the strict tool's arguments pinned, the other's free."""
+    request = make_request(STRICT_TOOLS, **kwargs)
+    parser_for(tokenizer, request, fmt=fmt).adjust_request(request)
+    spec = FORMATS[fmt]
+    assert request.structured_outputs is not None
+    if spec.vllm_tag_model is None:
+        schemas = ToolIndex(STRICT_TOOLS).schemas
+        wanted = ConstraintRequest(schemas, None, single, vocabulary(tokenizer), frozenset(pinned))
+        expected = StructuralTag.model_validate(spec.constraint(wanted, auto=True)).model_dump()
+        if single:
+            limit_to_single_tool_call_dict(expected)
+        assert json.loads(request.structured_outputs.structural_tag) == expected
+
+
+def limit_to_single_tool_call_dict(tag: dict[str, Any]) -> None:
+    """What vLLM's `limit_to_single_tool_call` does, on the dumped form."""
+    if isinstance(tag, dict):
+        if tag.get("type") in ("triggered_tags", "tags_with_separator", "token_triggered_tags"):
+            tag["stop_after_first"] = True
+        for value in tag.values():
+            limit_to_single_tool_call_dict(value)
+    elif isinstance(tag, list):
+        for item in tag:
+            limit_to_single_tool_call_dict(item)
 
 
 @pytest.mark.parametrize("fmt", sorted(SAMPLES))

@@ -12,6 +12,9 @@ Three pieces, shared by every format that writes JSON:
   `{"function": {"name", "arguments"}}`, keys in any order. The call starts as soon as its name string
   is complete; arguments written before the name are kept until then. An empty array is not a call.
 - `ArgumentsReader`: one bare arguments value, for formats that write the name outside the JSON.
+- `HeadedCallReader`: a call object written where prose may hold any object (Llama's, at a line
+  start), decided by its head as declared by the format (`CallHead`), then read by a
+  `JsonCallReader` that starts where the head ended.
 
 Errors are `JsonSyntaxError` with the position in the text where it stopped being a call. That
 position never depends on how the text was chunked: a shape error found inside a string (a name too
@@ -22,12 +25,17 @@ inside the string is never read as one.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .json_lexer import JsonLexer, JsonSyntaxError, Token, json_text, too_deep
 from .limits import Limits
 from .stream import NotACall
+
+if TYPE_CHECKING:
+    from .stream import FormatStream
 
 NAME_KEYS = frozenset({"name", "tool"})
 ARGUMENT_KEYS = frozenset({"arguments", "parameters"})
@@ -178,6 +186,26 @@ class JsonCallReader(_TokenReader):
         self._calls = 0
         self._reset_call()
 
+    @classmethod
+    def after_head(
+        cls,
+        name: str,
+        key: str,
+        on_start: Callable[[str], int],
+        on_args: Callable[[int, str], None],
+        on_end: Callable[[int, dict[str, Any]], None],
+        limits: Limits,
+        head: str,
+    ) -> JsonCallReader:
+        """A reader for a call object whose head the caller read and decided itself: `head` is its
+        text (markup before it included) up to the arguments key `key`, whose `:` and value come
+        next; the call to `name` starts now (`on_start` may raise NotACall). Nothing is read twice."""
+        reader = cls(on_start, on_args, on_end, limits, head)
+        reader._lexer.after_key()
+        reader._object_depth, reader._key_depth, reader._key = 0, 1, key
+        reader._named(name)
+        return reader
+
     def _reset_call(self) -> None:
         self._key_depth = -1  # depth at which the keys of the call object (or its wrapper) sit
         self._key_parts: list[str] | None = None
@@ -301,6 +329,10 @@ class JsonCallReader(_TokenReader):
             return
         if not name:
             raise CallShapeError("the name is empty", end)
+        self._named(name)
+
+    def _named(self, name: str) -> None:
+        """The call's name is known: the call starts, with the arguments read before the name."""
         self._name = name
         self._index = self._on_start(name)
         for fragment in self._early_args:
@@ -356,3 +388,136 @@ class ArgumentsReader(_TokenReader):
     def finish(self, rest: str) -> bool:  # type: ignore[override]
         """End of output with `rest` unconsumed: whether a waiting `null` completes the arguments."""
         return super().finish(rest, self._writer.feed)
+
+
+Literals = tuple[str | tuple[str, ...], ...]
+"""Literals in order, whitespace between them; a tuple of literals is one of them."""
+_NAME_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\[^\x00-\x1f])*')
+
+
+@dataclass(frozen=True, slots=True)
+class CallHead:
+    """A call object's head as a format declares it: the literals up to the name's JSON string, then
+    those after it, up to the arguments key (the last literal read); `inserted`: what a literal
+    brings before the rest of the head (the keys of an optional first key)."""
+
+    before_name: Literals
+    after_name: Literals
+    inserted: dict[str, Literals] = field(default_factory=dict)
+
+
+class HeadedCallReader:
+    """A call object decided by its head (`CallHead`), as its keys arrive: what waits for the
+    decision is bounded (the keys, and the name, at most TOOLCALL_PARSERS_MAX_NAME characters, are
+    consumed as they come, never re-read; only a partial key or a lone backslash is held back).
+
+    An object whose head is not a call's is content, from the markup before it (`prefix`) to where
+    that became known, where the format reads on. Once the head is a call's, the call starts and a
+    `JsonCallReader` reads the rest from there; a call that breaks is text up to the break. Cut off
+    once its name began, the object is a broken call; before, content. Events go to the owner
+    (`_start_call`, `_call_args`, `_end_call`; `_text` and `_reject` for what is text); `done` tells
+    it the object is read, `broken` that it was not a call after all."""
+
+    def __init__(self, owner: FormatStream, head: CallHead, prefix: str) -> None:
+        self._owner = owner
+        self._shape = head
+        self._head = [prefix]  # the markup before the object, then the head as read
+        self._todo = head.before_name  # what the head expects next (the name once this is empty)
+        self._name_at = -1  # in `_head`: where the name's string starts, once its quote came
+        self._name_read = 0  # characters of the name's string read so far
+        self._name: str | None = None
+        self._json: JsonCallReader | None = None
+        self.done = self.broken = False
+
+    def read(self, text: str, pos: int) -> int | None:
+        """Read from `pos`: where reading stopped (the owner reads on there once `done`), or None to
+        hold `text[pos:]` back."""
+        if self._json is not None:
+            return self._read_json(self._json, text, pos)
+        if self._name_at >= 0 and self._name is None:
+            return self._read_name(text, pos)
+        if len(self._head) > 1 and (at := self._owner._markup_ws(text, pos, self._head)) > pos:
+            return at
+        if not self._todo:  # the name's string
+            if text[pos] != '"':
+                return self._not_a_call(pos)
+            self._name_at = len(self._head)
+            self._head.append('"')
+            return pos + 1
+        want = self._todo[0]
+        literal = self._owner._literal_at(text, pos, (want,) if isinstance(want, str) else want)
+        if literal is None:
+            return None  # a partial literal
+        if not literal:
+            return self._not_a_call(pos)
+        self._head.append(literal)
+        self._todo = self._shape.inserted.get(literal, ()) + self._todo[1:]
+        if not self._todo and self._name is not None:
+            self._commit(json.loads(literal))
+        return pos + len(literal)
+
+    def read_eof(self, rest: str) -> None:
+        """The output ended here (`rest`: the text held back)."""
+        if self._json is not None or self._name_at >= 0:
+            self._owner._reject("the output ended inside a call", self.pending() + rest)
+        else:
+            self._owner._text("".join(self._head) + rest)
+        self.done = self.broken = True
+
+    def pending(self) -> str:
+        """The text read and not reported yet."""
+        return "".join(self._json.unfinished if self._json is not None else self._head)
+
+    def _read_name(self, text: str, pos: int) -> int | None:
+        """Inside the name's string: consumed as it comes (a lone trailing backslash waits for its
+        escape), decided when it closes. Where it stops being a name is fixed by the text (its first
+        character past the bound, a control character), so the rest reads the same in every chunking."""
+        room = self._owner.limits.max_name - self._name_read
+        end = _NAME_BODY.match(text, pos, pos + room + 1).end()  # type: ignore[union-attr]
+        if end - pos > room:
+            self._head.append(text[pos : pos + room])
+            return self._not_a_call(pos + room)
+        if end == len(text) or (end == len(text) - 1 and text[end] == "\\"):
+            self._head.append(text[pos:end])
+            self._name_read += end - pos
+            return end if end > pos else None  # the name goes on (a lone backslash: its escape too)
+        if text[end] != '"':
+            self._head.append(text[pos:end])
+            return self._not_a_call(end)
+        self._head.append(text[pos : end + 1])
+        try:
+            name = json.loads("".join(self._head[self._name_at :]))
+        except ValueError:
+            return self._not_a_call(end + 1)
+        if not name:
+            return self._not_a_call(end + 1)
+        self._name, self._todo = name, self._shape.after_name
+        return end + 1
+
+    def _not_a_call(self, pos: int) -> int:
+        """Not a call: what the head read is content; the owner reads on at `pos`."""
+        self._owner._text("".join(self._head))
+        self.done = self.broken = True
+        return pos
+
+    def _commit(self, key: str) -> None:
+        """The head is a call's: the call starts, and the JSON call reader takes over after it."""
+        assert self._name is not None
+        owner, head = self._owner, "".join(self._head)
+        try:
+            self._json = JsonCallReader.after_head(
+                self._name, key, owner._start_call, owner._call_args, owner._end_call, owner.limits, head
+            )
+        except NotACall as err:  # the core refused the call (a bound, an undeclared tool)
+            owner._reject(f"not a valid call ({err})", head)
+            self.done = self.broken = True
+
+    def _read_json(self, reader: JsonCallReader, text: str, pos: int) -> int | None:
+        try:
+            stop, done = reader.feed(text, pos)
+        except JsonSyntaxError as err:
+            self._owner._reject(f"not a valid call ({err})", "".join(reader.unfinished))
+            self.done = self.broken = True
+            return err.pos
+        self.done = done
+        return stop if stop > pos or done else None

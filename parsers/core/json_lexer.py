@@ -96,6 +96,14 @@ def too_deep(value: object, limit: int) -> bool:
     return False
 
 
+class Unfinished(int):
+    """What a step of the lexer returns when `text` ends inside a token that may go on (an escape, a
+    number, a literal): the position where that token starts, to present again with more text. A
+    step that read its token returns a plain int, the position after it."""
+
+    __slots__ = ()
+
+
 class JsonSyntaxError(ValueError):
     """The text cannot be (the start of) a JSON value. `pos` is where, in the text being read."""
 
@@ -120,6 +128,12 @@ class JsonLexer:
         """Whether the value is complete."""
         return self._expect == _DONE
 
+    def after_key(self) -> None:
+        """Go on inside the value's top object, right after a key the caller read itself (the
+        object's `{` and its first keys): a `:` comes next."""
+        self._stack = ["{"]
+        self._expect = _COLON
+
     def read(self, text: str, pos: int = 0) -> tuple[list[Token], int, JsonSyntaxError | None]:
         """Tokenize `text` from `pos`. Returns the tokens, the position where lexing stopped (just
         after the value when it ended, before an unfinished escape or scalar to present again, else
@@ -135,8 +149,8 @@ class JsonLexer:
             while i < n and self._expect != _DONE:
                 if self._in_string:
                     stop = self._lex_string(text, i, tokens)
-                    if stop < 0:
-                        return tokens, -stop - 1, None
+                    if type(stop) is Unfinished:
+                        return tokens, stop, None
                     i = stop
                     continue
                 c = text[i]
@@ -154,8 +168,8 @@ class JsonLexer:
                         raise JsonSyntaxError("unexpected string", i)
                     self._in_string = True
                     stop = self._lex_string(text, i + 1, tokens, opened=True)
-                    if stop < 0:
-                        return tokens, -stop - 1, None
+                    if type(stop) is Unfinished:
+                        return tokens, stop, None
                     i = stop
                 elif c in "{[":
                     if self._expect not in (_VALUE, _VALUE_OR_CLOSE):
@@ -193,8 +207,8 @@ class JsonLexer:
                     if self._expect not in (_VALUE, _VALUE_OR_CLOSE):
                         raise JsonSyntaxError(f"unexpected {c!r}", i)
                     stop = self._lex_scalar(text, i, tokens)
-                    if stop < 0:
-                        return tokens, -stop - 1, None
+                    if type(stop) is Unfinished:
+                        return tokens, stop, None
                     i = stop
         except JsonSyntaxError as err:
             return tokens, err.pos, err
@@ -213,7 +227,7 @@ class JsonLexer:
         self._expect = _COMMA_OR_CLOSE if self._stack else _DONE
 
     def _lex_scalar(self, text: str, i: int, tokens: list[Token]) -> int:
-        """A number or literal from `i`: the position after it, or -(i + 1) when it may go on."""
+        """A number or literal from `i`: the position after it, or Unfinished(i) when it may go on."""
         m = _SCALAR_CHARS.match(text, i, i + self._max_scalar + 1)
         assert m is not None
         raw = m.group()
@@ -222,7 +236,7 @@ class JsonLexer:
         if m.end() == len(text):  # may go on in the next piece
             if raw[0].isalpha() and not any(lit.startswith(raw) for lit in _LITERALS):
                 raise JsonSyntaxError(f"invalid literal {raw!r}", i)
-            return -(i + 1)
+            return Unfinished(i)
         if not raw or not (raw in _LITERALS or _NUMBER.fullmatch(raw)):
             raise JsonSyntaxError(f"invalid value {raw or text[i]!r}", i)
         tokens.append(("scalar", raw, len(self._stack), False, m.end()))
@@ -231,7 +245,7 @@ class JsonLexer:
 
     def _lex_string(self, text: str, i: int, tokens: list[Token], opened: bool = False) -> int:
         """Scan string content from `i` to the closing quote or the end of `text`: the position
-        reached, or -(j + 1) when an unfinished escape at `j` is left for the next piece."""
+        reached, or Unfinished(j) when an unfinished escape at `j` is left for the next piece."""
         parts = ['"'] if opened else []
         start = i
         n = len(text)
@@ -262,7 +276,7 @@ class JsonLexer:
                 if esc_len == 0:  # unfinished escape: left for the next piece
                     parts.append(text[start:j])
                     self._emit_string_piece(parts, tokens, j)
-                    return -(j + 1)
+                    return Unfinished(j)
                 i = j + esc_len
                 continue
             # A raw control character or lone surrogate: accepted, forwarded escaped.

@@ -12,6 +12,19 @@ import re
 from collections.abc import Iterable
 
 
+def literal_at(text: str, pos: int, literals: Iterable[str]) -> str | None:
+    """Which of `literals` the text at `pos` is: that literal (the first one given, where several
+    match); None while `text[pos:]` is a proper prefix of one, which more text may complete (hold it
+    back); "" when it is none of them (a mismatch)."""
+    rest = len(text) - pos
+    partial = False
+    for literal in literals:
+        if text.startswith(literal, pos):
+            return literal
+        partial = partial or (rest < len(literal) and literal.startswith(text[pos:]))
+    return None if partial else ""
+
+
 class MarkerScanner:
     """Searches text for the earliest of a fixed set of literal markers."""
 

@@ -106,6 +106,11 @@ class PythonLexer:
         self._max_scalar = max_scalar
         self._quote = ""  # inside a string: its closing quote ("'", '"', "'''" or '\"\"\"')
 
+    @property
+    def in_string(self) -> bool:
+        """Whether the last token read left a string open (a `str` piece, or a bad escape in one)."""
+        return bool(self._quote)
+
     def read(self, text: str, pos: int) -> PyToken | None:
         """The token at `pos` (< len(text)), or None when it may still grow: present it again."""
         if self._quote:

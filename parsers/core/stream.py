@@ -28,7 +28,7 @@ and `_reject`. This class turns that into the public `feed()` / `close()` contra
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,9 +36,15 @@ from .events import CallArgs, CallEnd, CallStart, Event, Text, merge_text
 from .ids import IdFactory, random_call_id
 from .limits import Limits, streaming_policy
 from .logs import logger, shorten
+from .markers import literal_at
 from .tools import ToolIndex
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+JSON_SPACE = re.compile(r"[ \t\r\n]*")
+"""Whitespace as JSON reads it: what most formats allow between their markup."""
+ANY_SPACE = re.compile(r"\s*")
+"""Any whitespace, Unicode included: what the XML-like formats allow between their tags."""
 
 Reader = Callable[[str, int], "int | None"]
 """A state's reader: consumes `text` from `pos`; returns where it stopped, or None to hold the rest."""
@@ -73,6 +79,8 @@ class FormatStream:
     """
 
     format_name = "?"
+    markup_space: re.Pattern[str] = JSON_SPACE
+    """The whitespace the format allows between its markup (`_markup_ws`)."""
     _readers: dict[int, Reader]
     _state: int
 
@@ -174,6 +182,21 @@ class FormatStream:
         raise err
 
     # -- for the formats ----------------------------------------------------------------------
+
+    def _markup_ws(self, text: str, pos: int, markup: list[str], space: re.Pattern[str] | None = None) -> int:
+        """Whitespace as markup: consume the run at `pos` (of `space`, the format's `markup_space` by
+        default) into `markup`, the text that goes back as text if what it frames breaks; return the
+        position after it, `pos` when there is none. A run is consumed as it arrives, never held."""
+        end = (space or self.markup_space).match(text, pos).end()  # type: ignore[union-attr]
+        if end > pos:
+            markup.append(text[pos:end])
+        return end
+
+    @staticmethod
+    def _literal_at(text: str, pos: int, literals: Sequence[str]) -> str | None:
+        """Literal here, partial literal, or mismatch: which of `literals` starts at `pos` (that
+        literal); None while `text[pos:]` may still grow into one (hold it back); "" if none can."""
+        return literal_at(text, pos, literals)
 
     def _close(self) -> None:
         raise NotImplementedError

@@ -13,29 +13,29 @@ file that holds XML), so a tag ends the value only where what follows it says so
   (`ValueEnd.line_start`): Qwen3-Coder models sometimes drop a `</parameter>`, and the next
   parameter's open tag on its own line then ends the value. Such a tag is left for the format to
   read (`ValueEnd.kept`: how much of it belongs to the value's markup).
-- With `framing_newlines`, one newline right after the open tag and one right before the end are
-  markup (Qwen3-Coder's template writes the value on its own lines), not data.
+- With `framing_newlines`, one line break right after the open tag and one right before the end are
+  markup (Qwen3-Coder's template writes the value on its own lines), not data; a line break is `\n`
+  or `\r\n`, one break either way (`core/lines.py`).
 
 The value is typed by its JSON schema and streamed by `core.typed_values.ValueWriter`. What the
 reader holds back is bounded: a partial end tag or follower (both short), and with framing
-newlines one newline; whitespace after an end tag is consumed as it arrives, never held.
+newlines one line break, or a `\r` that may start one; whitespace after an end tag is consumed as it
+arrives, never held.
 A size bound of the call's arguments crossed inside a value is reported where the value ends (a
 place the text fixes), so the outcome does not depend on how the text was chunked.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .limits import Limits
-from .markers import MarkerScanner
-from .stream import NotACall
+from .lines import HeldBreak, break_at, trailing_break
+from .markers import MarkerScanner, literal_at
+from .stream import ANY_SPACE, NotACall
 from .typed_values import ValueWriter
-
-_WS = re.compile(r"\s*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,7 @@ class ParameterValueReader:
         self._writer: ValueWriter | None = None
         self._at_start = True  # nothing of the value read yet (a framing newline may come)
         self._line_start = False  # the value's text so far ends a line
-        self._newline = ""  # a trailing newline not sent yet: framing if the value ends here
+        self._break = HeldBreak()  # a trailing line break not sent yet: framing if the value ends here
         self._end: ValueEnd | None = None  # an end tag read, waiting for what follows it
         self._closing: list[str] = []  # that tag and the whitespace after it, not yet known as markup
         self._oversize: str | None = None  # the arguments passed their bound inside this value
@@ -90,7 +90,7 @@ class ParameterValueReader:
         self._writer = ValueWriter(schema, self._limits)
         self._at_start = True
         self._line_start = False
-        self._newline = ""
+        self._break = HeldBreak()
         self._end = None
         self._closing = []
         self._oversize = None
@@ -106,15 +106,20 @@ class ParameterValueReader:
         if self._end is not None:
             return self._read_after_end(text, pos)
         if self._at_start and self._framing:
+            size = break_at(text, pos)
+            if size is None:
+                return None, None, None  # a `\r`: it may start the framing line break
             self._at_start = False
-            if text[pos] == "\n":
-                self._keep("\n")
+            if size:
+                self._keep(text[pos : pos + size])
                 self._line_start = True
-                return pos + 1, None, None
+                return pos + size, None, None
         self._at_start = False
         m = self._scanner.search(text, pos)
         if m is None:
             cut = self._scanner.releasable(text, pos)
+            if self._framing and cut == len(text) and text[cut - 1] == "\r":
+                cut -= 1  # it may start a line break, which may be framing
             self._data(text[pos:cut])
             return (cut if cut > pos else None), None, None
         self._data(text[pos : m.start()])
@@ -135,13 +140,14 @@ class ParameterValueReader:
         value; anything else makes the tag and the whitespace part of the value."""
         end = self._end
         assert end is not None
-        ws_end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        ws_end = ANY_SPACE.match(text, pos).end()  # type: ignore[union-attr]
         if ws_end > pos:
             self._closing.append(text[pos:ws_end])
             return ws_end, None, None
-        if any(text.startswith(follower, pos) for follower in end.followers):
+        follower = literal_at(text, pos, end.followers)
+        if follower:
             return pos, end, self._close_with_tag(pos)
-        if any(len(text) - pos < len(f) and f.startswith(text[pos:]) for f in end.followers):
+        if follower is None:
             return None, None, None  # a follower may be arriving
         data = "".join(self._closing)
         self._end = None
@@ -167,10 +173,12 @@ class ParameterValueReader:
             return
         self._keep(text)
         self._line_start = text.endswith("\n")
-        if self._framing:
-            text = self._newline + text
-            self._newline = "\n" if self._line_start else ""
-            text = text[: len(text) - len(self._newline)]
+        if self._framing:  # a line break ending it waits: framing if the value ends right after it
+            text = self._break.release() + text
+            size = trailing_break(text)
+            if size:
+                self._break.hold(text[-size:])
+                text = text[:-size]
         if not text:
             return
         assert self._writer is not None

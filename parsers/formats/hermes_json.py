@@ -16,7 +16,6 @@ right there, so the next block still counts. A block cut off by the end of the o
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +28,6 @@ from .spec import Call, CallTag, ConstraintRequest, Format
 
 START, END = "<tool_call>", "</tool_call>"
 _TEXT, _OPEN, _JSON, _AFTER = range(4)
-_WS = re.compile(r"[ \t\r\n]*")
 
 
 class HermesJsonStream(FormatStream):
@@ -71,15 +69,13 @@ class HermesJsonStream(FormatStream):
         return at
 
     def _scan_open(self, text: str, pos: int) -> int | None:
-        body = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        self._raw.append(text[pos:body])
-        if body == len(text):
-            return body
-        if text[body] in "{[":
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        if text[pos] in "{[":
             self._start_value()
-            return body
+            return pos
         self._reject_block("no JSON after the start marker")
-        return body
+        return pos
 
     def _scan_json(self, text: str, pos: int) -> int | None:
         assert self._reader is not None
@@ -100,16 +96,15 @@ class HermesJsonStream(FormatStream):
     def _scan_after(self, text: str, pos: int) -> int | None:
         """After a complete value: whitespace, then END, another value (after an optional comma),
         or text (END is missing; the finished calls stand and what followed them is content)."""
-        body = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        if body > pos:
-            self._raw.append(text[pos:body])
-            return body
-        if text.startswith(self._end_marker, pos):
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        end = self._literal_at(text, pos, (self._end_marker,))
+        if end is None:
+            return None  # a partial END
+        if end:
             self._raw = []
             self._state = _TEXT
-            return pos + len(self._end_marker)
-        if self._end_marker.startswith(text[pos : pos + len(self._end_marker)]):
-            return None  # a partial END
+            return pos + len(end)
         c = text[pos]
         if c in "{[":
             self._raw = []
@@ -169,20 +164,35 @@ def write(calls: Sequence[Call]) -> str:
     )
 
 
-def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """At least one `<tool_call>\\n{"name": .., "arguments": ..}\\n</tool_call>` block (one per
-    call, a newline between), at most one if `single`."""
-    tags = [
+def _tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+    return [
         {
             "type": "tag",
             "begin": _BEGIN.format(name=json.dumps(name, ensure_ascii=False)),
             "content": {"type": "json_schema", "json_schema": request.parameters(name)},
             "end": _END,
         }
-        for name in request.names
+        for name in names
     ]
-    body = {"type": "tags_with_separator", "tags": tags, "separator": "\n", "at_least_one": True}
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """At least one `<tool_call>\\n{"name": .., "arguments": ..}\\n</tool_call>` block (one per
+    call, a newline between), at most one if `single`."""
+    body = {
+        "type": "tags_with_separator",
+        "tags": _tags(request, request.names),
+        "separator": "\n",
+        "at_least_one": True,
+    }
     return {"type": "structural_tag", "format": {**body, "stop_after_first": request.single}}
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """Strict `auto`: free text, where each `<tool_call>` opens a block of one call to a declared
+    tool (the template's spelling: a newline after the tag and before its end)."""
+    triggered = {"type": "triggered_tags", "triggers": [START], "tags": _tags(request, list(request.schemas))}
+    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
 
 
 FORMAT = Format(
@@ -194,4 +204,5 @@ FORMAT = Format(
     required=required_constraint,
     call_tag=CallTag('<tool_call>\n{{"name": "{name}", "arguments": ', _END, START),
     vllm_tag_model="hermes",
+    auto=auto_constraint,
 )

@@ -413,10 +413,9 @@ def write(calls: Sequence[Call]) -> str:
     return f"{SECTION_BEGIN}{body}{SECTION_END}"
 
 
-def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """One section of one or more calls (at most one if `single`), each
-    `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{..}<|tool_call_end|>`."""
-    tags = [
+def _call_tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+    """One tag per tool: `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{..}<|tool_call_end|>`."""
+    return [
         {
             "type": "tag",
             "begin": f"{CALL_BEGIN}functions.{name}:",
@@ -430,19 +429,31 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
             },
             "end": CALL_END,
         }
-        for name in request.names
+        for name in names
     ]
+
+
+def _section(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
     calls = {
         "type": "tags_with_separator",
-        "tags": tags,
+        "tags": _call_tags(request, names),
         "separator": "",
         "at_least_one": True,
         "stop_after_first": request.single,
     }
-    return {
-        "type": "structural_tag",
-        "format": {"type": "tag", "begin": SECTION_BEGIN, "content": calls, "end": SECTION_END},
-    }
+    return {"type": "tag", "begin": SECTION_BEGIN, "content": calls, "end": SECTION_END}
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """One section of one or more calls (at most one if `single`)."""
+    return {"type": "structural_tag", "format": _section(request, request.names)}
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """Strict `auto`: free text, where a section the model opens holds calls to declared tools."""
+    section = _section(request, list(request.schemas))
+    triggered = {"type": "triggered_tags", "triggers": [SECTION_BEGIN], "tags": [section]}
+    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
 
 
 def may_call(text: str) -> bool:
@@ -471,4 +482,5 @@ FORMAT = Format(
     own_ids=True,
     needs_declared_tools=may_call,
     writes_name=_writes_name,
+    auto=auto_constraint,
 )

@@ -55,6 +55,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
+from ..core.lines import before_break, next_break
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
 from .spec import Call, ConstraintRequest, Format
@@ -167,8 +168,7 @@ class MarkdownToolsStream(FormatStream):
             return len(text)
         self._add_info(text[pos:newline])
         self._raw.append("\n")
-        info = "".join(self._info)
-        self._opening_line(info[:-1] if info.endswith("\r") else info)  # a `\r\n` is one line break
+        self._opening_line(before_break("".join(self._info)))  # a `\r\n` is one line break
         return newline + 1
 
     def _add_info(self, piece: str) -> None:
@@ -236,23 +236,20 @@ class MarkdownToolsStream(FormatStream):
         return pos
 
     def _scan_body(self, text: str, pos: int) -> int | None:
-        """Body text to the line's end; its line break (with a `\r` before the `\n`) is kept aside. A
-        `\r` at the end of `text` is held (one character): it may start that line break."""
-        newline = text.find("\n", pos)
-        end = len(text) if newline < 0 else newline
-        if end > pos and text[end - 1] == "\r":
-            end -= 1
-        if newline < 0 and end == pos and end < len(text):
+        """Body text to the line's end; its line break (`\n` or `\r\n`) is kept aside. A `\r` at the
+        end of `text` is held (one character): it may start that line break."""
+        end, line_break = next_break(text, pos)
+        if not line_break and end == pos:
             return None  # only the `\r` is left
         self._raw.append(text[pos:end])
         self._body(text[pos:end])
-        if newline < 0:
+        if not line_break:
             return end
-        self._raw.append(text[end : newline + 1])
+        self._raw.append(line_break)
         assert self._block is not None
-        self._block.hold_break(text[end : newline + 1])
+        self._block.hold_break(line_break)
         self._state = _BODY_LINE
-        return newline + 1
+        return end + len(line_break)
 
     def _scan_close_tail(self, text: str, pos: int) -> int | None:
         """After a possible closing run: spaces (consumed), then the line's end closes the call;
@@ -385,6 +382,19 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     return {"type": "structural_tag", "format": {"type": "sequence", "elements": sequence}}
 
 
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
+    """Strict `auto`: free text, where a fence opened with a declared tool's name is that tool's
+    block (its words as the schema takes them; the body stays free: the format cannot say what it
+    holds). Other fences (```` ```python ````) stay free text."""
+    tools = mappable_tools(request.schemas, None)
+    if not tools:
+        return None
+    tags = tool_tags(tools, "```{name}", (" ", MD_WORD, ""), ("\n", "\n", "```"))
+    triggers = [tag["begin"] for tag in tags]
+    triggered = {"type": "triggered_tags", "triggers": triggers, "tags": tags}
+    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+
+
 def may_call(text: str) -> bool:
     """Whether `text` may hold a block (a call needs its tool declared)."""
     return "```" in text or "~~~" in text
@@ -407,4 +417,6 @@ FORMAT = Format(
     required=required_constraint,
     needs_declared_tools=may_call,
     writes_name=_writes_name,
+    auto=auto_constraint,
+    pins_arguments=False,
 )

@@ -77,8 +77,7 @@ class MiniMaxXmlStream(XmlBlockStream):
     def _scan_name(self, text: str, pos: int) -> int | None:
         """A tag's NAME: quoted (then `_scan_name_end` reads up to `>`), or bare up to `>`. What is
         held back is at most a name long; past that the tag is not a call."""
-        at = self._markup_ws(text, pos)
-        if at > pos:
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at
         longest = self.limits.max_name
         quote = text[pos]
@@ -104,8 +103,7 @@ class MiniMaxXmlStream(XmlBlockStream):
         return m.end()
 
     def _scan_name_end(self, text: str, pos: int) -> int | None:
-        at = self._markup_ws(text, pos)
-        if at > pos:
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at
         if text[pos] != ">":
             raise NotACall("no '>' after the quoted name")

@@ -55,7 +55,6 @@ THINK_MARKERS = (("[THINK]", "[/THINK]"), ("<think>", "</think>"))
 """Reasoning blocks: Mistral's tokens, and Magistral-Small-2506's plain-text tags."""
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
 _ID_CHARS = re.compile(r"[^\[{]*")
-_WS = re.compile(r"[ \t\r\n]*")
 _VALID_ID = re.compile(r"[A-Za-z0-9]{9}")
 _ALNUM = string.ascii_letters + string.digits
 _FACTORY_TRIES = 3  # asks of the id factory for a free id before ids of our own are used
@@ -170,10 +169,8 @@ class MistralJsonStream(FormatStream):
 
     def _scan_head(self, text: str, pos: int) -> int | None:
         """Right after the marker: a JSON array or object (v2-v7), or a name (v11+)."""
-        body = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        if body > pos:
-            self._raw.append(text[pos:body])
-            return body
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
         if text[pos] in "[{":
             prefix = "".join(self._raw)
             self._raw = []
@@ -215,21 +212,19 @@ class MistralJsonStream(FormatStream):
 
     def _scan_tags(self, text: str, pos: int) -> int | None:
         """After the name (or the id): whitespace, then `[CALL_ID]` (once) or `[ARGS]`."""
-        gap = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        if gap > pos:
-            self._raw.append(text[pos:gap])
-            return gap
-        if self._model_id is None and text.startswith(CALL_ID, pos):
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        tag = self._literal_at(text, pos, (CALL_ID, ARGS))
+        if tag == CALL_ID and self._model_id is None:
             self._raw.append(CALL_ID)
             self._model_id, self._run_len = [], 0
             self._state = _ID
             return pos + len(CALL_ID)
-        if text.startswith(ARGS, pos):
+        if tag == ARGS:
             self._raw.append(ARGS)
             self._announce(pos + len(ARGS))
             return pos + len(ARGS)
-        rest = text[pos : pos + len(CALL_ID)]
-        if len(rest) < len(CALL_ID) and (CALL_ID.startswith(rest) or ARGS.startswith(rest)):
+        if tag is None:
             return None  # a tag still arriving
         raise NotACall("the tool name is not followed by [ARGS] or arguments", pos)
 
@@ -351,45 +346,63 @@ def is_v11(vocabulary: Vocabulary | None) -> bool:
     return vocabulary is None or vocabulary.has(ARGS)
 
 
+def _v11_tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "tag",
+            "begin": f"{MARKER}{name}{ARGS}",
+            "content": {"type": "json_schema", "json_schema": request.parameters(name)},
+            "end": "",
+        }
+        for name in names
+    ]
+
+
+def _legacy_list(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
+    """`[{"name": .., "arguments": ..}, ..]` after the marker (at least one, at most one if `single`)."""
+    item = {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"name": {"const": name}, "arguments": request.parameters(name)},
+                "required": ["name", "arguments"],
+            }
+            for name in names
+        ]
+    }
+    array: dict[str, Any] = {"type": "array", "items": item, "minItems": 1}
+    if request.single:
+        array["maxItems"] = 1
+    return {"type": "json_schema", "json_schema": array}
+
+
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """At least one call (at most one if `single`), as `[TOOL_CALLS]name[ARGS]{..}` per call where
     the tokenizer has `[ARGS]` (v11+), else `[TOOL_CALLS][{"name": .., "arguments": ..}]`."""
     if is_v11(request.vocabulary):
-        tags = [
-            {
-                "type": "tag",
-                "begin": f"{MARKER}{name}{ARGS}",
-                "content": {"type": "json_schema", "json_schema": request.parameters(name)},
-                "end": "",
-            }
-            for name in request.names
-        ]
         body: dict[str, Any] = {
             "type": "tags_with_separator",
-            "tags": tags,
+            "tags": _v11_tags(request, request.names),
             "separator": "",
             "at_least_one": True,
             "stop_after_first": request.single,
         }
     else:
-        item = {
-            "anyOf": [
-                {
-                    "type": "object",
-                    "properties": {"name": {"const": name}, "arguments": request.parameters(name)},
-                    "required": ["name", "arguments"],
-                }
-                for name in request.names
-            ]
-        }
-        array: dict[str, Any] = {"type": "array", "items": item, "minItems": 1}
-        if request.single:
-            array["maxItems"] = 1
-        body = {
-            "type": "sequence",
-            "elements": [{"type": "const_string", "value": MARKER}, {"type": "json_schema", "json_schema": array}],
-        }
+        marker = {"type": "const_string", "value": MARKER}
+        body = {"type": "sequence", "elements": [marker, _legacy_list(request, request.names)]}
     return {"type": "structural_tag", "format": body}
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """Strict `auto`: free text, where each `[TOOL_CALLS]` opens a call to a declared tool in the
+    tokenizer's generation."""
+    names = list(request.schemas)
+    if is_v11(request.vocabulary):
+        tags = _v11_tags(request, names)
+    else:
+        tags = [{"type": "tag", "begin": MARKER, "content": _legacy_list(request, names), "end": ""}]
+    triggered = {"type": "triggered_tags", "triggers": [MARKER], "tags": tags}
+    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
 
 
 def call_tag(vocabulary: Vocabulary | None) -> CallTag:
@@ -415,4 +428,5 @@ FORMAT = Format(
     call_tag=call_tag,
     own_ids=True,
     writes_name=_writes_name,
+    auto=auto_constraint,
 )

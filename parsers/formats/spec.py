@@ -36,12 +36,16 @@ class ConstraintRequest:
 
     `only` is the tool a request names (`tool_choice` of one function); `single` says at most one
     call (a named tool, or `parallel_tool_calls=false`); `vocabulary` is the served tokenizer's, where
-    a format's spelling depends on its tokens (Mistral v11's `[ARGS]`), else None."""
+    a format's spelling depends on its tokens (Mistral v11's `[ARGS]`), else None. `strict` names the
+    tools whose arguments are pinned to their schema (`"strict": true`, or every tool under
+    `--tool-strict-level parameter`); None pins every tool (`required` and named calls always are):
+    the others' arguments are any object, only the call's envelope and name are constrained."""
 
     schemas: Schemas
     only: str | None = None
     single: bool = False
     vocabulary: Vocabulary | None = None
+    strict: frozenset[str] | None = None
 
     @property
     def names(self) -> list[str]:
@@ -49,8 +53,15 @@ class ConstraintRequest:
         return [self.only] if self.only is not None else list(self.schemas)
 
     def parameters(self, name: str) -> dict[str, Any]:
-        """The parameters schema of `name` (any object where none was declared)."""
+        """The schema `name`'s arguments are held to: its parameters where pinned (any object where
+        none was declared), else any object."""
+        if self.strict is not None and name not in self.strict:
+            return {"type": "object"}
         return self.schemas.get(name) or {"type": "object"}
+
+    def pins(self, name: str) -> bool:
+        """Whether `name`'s arguments are held to its schema."""
+        return self.strict is None or name in self.strict
 
 
 Constraint = Callable[[ConstraintRequest], "dict[str, Any] | None"]
@@ -86,6 +97,9 @@ class Format:
       engine's ids are not used.
     - `needs_declared_tools`: for formats that read some calls only when their tool is declared, a
       cheap superset test of "may this text hold such a call" (SGLang asks without the tools).
+    - `pins_arguments`: its constraints hold a strict tool's arguments to the schema; False where the
+      format cannot say in its grammar what a value holds (the gptme blocks: only the envelope, the
+      name and the positional words are constrained).
     - `typed_values`: argument values are raw text that the tool's schema types (`core.typed_values`),
       so a request's schema shapes the parser's work.
     - `writes_name`: which tool names the format can write so that its parser reads them back (None:
@@ -108,6 +122,7 @@ class Format:
     needs_declared_tools: Callable[[str], bool] | None = None
     writes_name: Callable[[str], bool] | None = None
     typed_values: bool = False
+    pins_arguments: bool = True
 
     def stream(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any

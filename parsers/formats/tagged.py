@@ -45,7 +45,6 @@ START, END = "<TOOL_CALLS>", "</TOOL_CALLS>"
 _NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
 _NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 _GAP_RUN = re.compile(r"[ \t]*")
-_WS = re.compile(r"[ \t\r\n]*")
 _ARGS_FIRST = '{"n'  # an object, a JSON string holding one, or null
 
 _TEXT, _LINE, _NAME, _GAP, _ARGS, _SKIP = range(6)
@@ -102,15 +101,14 @@ class TaggedStream(FormatStream):
     def _scan_line(self, text: str, pos: int) -> int | None:
         """Between lines: whitespace (consumed, never held), then a name, END, or, after a call,
         text (END is missing; the finished lines stand)."""
-        ws_end = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        if ws_end > pos:
-            self._raw.append(text[pos:ws_end])
-            return ws_end
-        if text.startswith(self._end_marker, pos):
-            self._end_block()
-            return pos + len(self._end_marker)
-        if self._end_marker.startswith(text[pos : pos + len(self._end_marker)]):
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        end = self._literal_at(text, pos, (self._end_marker,))
+        if end is None:
             return None  # a partial END
+        if end:
+            self._end_block()
+            return pos + len(end)
         if text[pos] in _NAME_CHARS:
             self._state = _NAME
             return pos
@@ -139,10 +137,8 @@ class TaggedStream(FormatStream):
 
     def _scan_gap(self, text: str, pos: int) -> int | None:
         """Spaces and tabs between the name and its arguments (consumed), then where they start."""
-        gap_end = _GAP_RUN.match(text, pos).end()  # type: ignore[union-attr]
-        if gap_end > pos:
-            self._raw.append(text[pos:gap_end])
-            return gap_end
+        if (at := self._markup_ws(text, pos, self._raw, _GAP_RUN)) > pos:
+            return at
         if text[pos] not in _ARGS_FIRST:
             raise NotACall("no JSON arguments after the name", pos)
         self._args = ArgumentsReader(self._send_args, self.limits)
@@ -230,9 +226,8 @@ def write(calls: Sequence[Call]) -> str:
     return f"{START}\n{lines}{END}"
 
 
-def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """A block of one or more `name {json}` lines (at most one if `single`), then `</TOOL_CALLS>` on
-    its own line or the end of the output (the parser reads both)."""
+def _lines(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
+    """One or more `name {json}` lines (at most one if `single`), each after a line break."""
     tags = [
         {
             "type": "tag",
@@ -240,15 +235,29 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
             "content": {"type": "json_schema", "json_schema": request.parameters(name)},
             "end": "",
         }
-        for name in request.names
+        for name in names
     ]
-    lines = {
+    return {
         "type": "tags_with_separator",
         "tags": tags,
         "separator": "",
         "at_least_one": True,
         "stop_after_first": request.single,
     }
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """Strict `auto`: free text, where each `<TOOL_CALLS>` opens a block of call lines that ends
+    with `</TOOL_CALLS>` on its own line."""
+    block = {"type": "tag", "begin": START, "content": _lines(request, list(request.schemas)), "end": "\n" + END}
+    triggered = {"type": "triggered_tags", "triggers": [START], "tags": [block]}
+    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """A block of one or more `name {json}` lines (at most one if `single`), then `</TOOL_CALLS>` on
+    its own line or the end of the output (the parser reads both)."""
+    lines = _lines(request, request.names)
     closing = {"type": "regex", "pattern": "(\n" + re.escape(END) + ")?"}
     elements = [{"type": "const_string", "value": START}, lines, closing]
     return {"type": "structural_tag", "format": {"type": "sequence", "elements": elements}}
@@ -267,4 +276,5 @@ FORMAT = Format(
     required=required_constraint,
     call_tag=CallTag(START + "\n{name} ", "\n" + END, START),
     writes_name=_writes_name,
+    auto=auto_constraint,
 )

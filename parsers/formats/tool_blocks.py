@@ -39,6 +39,7 @@ from typing import Any
 
 from ..core.json_lexer import json_string_body
 from ..core.limits import Limits
+from ..core.lines import HeldBreak
 from ..core.stream import NotACall
 from ..core.typed_values import decoded_string
 
@@ -180,13 +181,18 @@ class BlockBody:
         self._call = call
         self._send = send
         self._parts: list[str] = []
-        self._held_break = ""  # a line break (`\n` or `\r\n`), framing if the block's end follows
+        self._break = HeldBreak()  # a line break (`\n` or `\r\n`), framing if the block's end follows
         self._oversize: str | None = None
 
     def write(self, data: str) -> None:
         """Body text (after the line break held before it, which is now known to be body)."""
-        if self._held_break:
-            data, self._held_break = self._held_break + data, ""
+        self._body(self._break.release() + data)
+
+    def hold_break(self, line_break: str) -> None:
+        """A line break that is framing if the block's end follows it; one held before is body."""
+        self._body(self._break.hold(line_break))
+
+    def _body(self, data: str) -> None:
         if not data:
             return
         self._parts.append(data)
@@ -197,14 +203,10 @@ class BlockBody:
         except NotACall as err:  # acted on at the block's end: a place the text fixes
             self._oversize = str(err)
 
-    def hold_break(self, line_break: str) -> None:
-        """A line break that is framing if the block's end follows it; one held before is body."""
-        self.write("")
-        self._held_break = line_break
-
     def finish(self) -> dict[str, Any]:
         """The block's end: the rest of the arguments JSON is sent, and the arguments returned.
         Raises NotACall for a body the tool cannot take, or arguments past their bound."""
+        self._break.drop()  # the line break before the block's end is framing
         if self._oversize is not None:
             raise NotACall(self._oversize)
         arguments = self._call.finished("".join(self._parts))

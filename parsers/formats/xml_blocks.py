@@ -19,7 +19,6 @@ markup as it arrives, so what waits for more text is at most a partial tag or a 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,11 +27,9 @@ from ..core.ids import IdFactory
 from ..core.json_lexer import json_string_body
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
-from ..core.stream import FormatStream, NotACall
+from ..core.stream import ANY_SPACE, FormatStream, NotACall
 from ..core.typed_values import decoded_string
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
-
-_WS = re.compile(r"\s*")
 
 # States: text outside blocks; in a block between calls; in a call between parameters; in a tag's
 # NAME; in a VALUE; in a broken call, skipping to its CALL_CLOSE. A format numbers its own extra
@@ -64,6 +61,7 @@ class XmlBlockStream(FormatStream):
     """The block machine of an XML tool-call format; a subclass reads its NAME (`_scan_name`)."""
 
     tags: XmlBlockTags
+    markup_space = ANY_SPACE
 
     def __init__(
         self,
@@ -108,29 +106,16 @@ class XmlBlockStream(FormatStream):
 
     # -- markup ----------------------------------------------------------------------------------
 
-    def _markup_ws(self, text: str, pos: int) -> int:
-        """Consume the whitespace at `pos` as markup; the position after it."""
-        end = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        if end > pos:
-            self._raw.append(text[pos:end])
-        return end
-
-    @staticmethod
-    def _tag_at(text: str, pos: int, tags: tuple[str, ...]) -> str | None:
+    def _tag_at(self, text: str, pos: int, tags: tuple[str, ...]) -> str | None:
         """The tag of `tags` that starts at `pos`; None while the rest of `text` may still become
         one (held back: at most a tag long). Raises NotACall otherwise."""
-        partial = False
-        for tag in tags:
-            if text.startswith(tag, pos):
-                return tag
-            partial = partial or (len(text) - pos < len(tag) and tag.startswith(text[pos:]))
-        if partial:
-            return None
-        raise NotACall(f"unexpected {text[pos : pos + 20]!r}")
+        tag = self._literal_at(text, pos, tags)
+        if tag == "":
+            raise NotACall(f"unexpected {text[pos : pos + 20]!r}")
+        return tag
 
     def _scan_block(self, text: str, pos: int) -> int | None:
-        at = self._markup_ws(text, pos)
-        if at > pos:
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at
         try:
             tag = self._tag_at(text, pos, (self.tags.call_open, self.tags.end))
@@ -176,8 +161,7 @@ class XmlBlockStream(FormatStream):
         self._state = CALL
 
     def _scan_call(self, text: str, pos: int) -> int | None:
-        at = self._markup_ws(text, pos)
-        if at > pos:
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at
         tag = self._tag_at(text, pos, (self.tags.param_open, self.tags.call_close))
         if tag is None:

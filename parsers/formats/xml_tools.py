@@ -39,8 +39,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
+from ..core.lines import BREAK_PATTERN
 from ..core.outside import OutsideCalls, ThinkMarkers
-from ..core.stream import FormatStream, NotACall
+from ..core.stream import ANY_SPACE, FormatStream, NotACall
 from .spec import Call, ConstraintRequest, Format
 from .tool_blocks import (
     XML_WORD,
@@ -58,10 +59,8 @@ from .tool_blocks import (
 START, END = "<tool-use>", "</tool-use>"
 ARGS_OPENERS = ('args="', "args='")
 
-_WS = re.compile(r"\s*")
 _NAME_RUN = re.compile(r"""[^ \t\r\n<>/="'&]*""")
-_BODY_STOP = re.compile(r"[<&\r\n]")
-_CRS = re.compile(r"\r+")
+_BODY_STOP = re.compile(f"[<&]|{BREAK_PATTERN}")
 
 # States: text outside blocks; in a block between elements; in a start tag's NAME; in a start tag
 # after its NAME; in an `args` value; in an element's body.
@@ -72,6 +71,7 @@ class XmlToolsStream(FormatStream):
     """Incremental parser for one response in the `xml_tools` format."""
 
     format_name = "xml_tools"
+    markup_space = ANY_SPACE
 
     def __init__(
         self,
@@ -120,18 +120,17 @@ class XmlToolsStream(FormatStream):
     def _scan_block(self, text: str, pos: int) -> int | None:
         """Between elements: whitespace (markup), then an element, END, or, after a call, text (END
         is missing; the finished elements stand)."""
-        end = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        if end > pos:
-            self._raw.append(text[pos:end])
-            return end
-        if text.startswith(END, pos):
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        end = self._literal_at(text, pos, (END,))
+        if end is None:
+            return None
+        if end:
             if self._block_calls == 0:
                 self._reject("a <tool-use> block without a tool element", "".join(self._raw) + END)
             self._raw = []
             self._state = _TEXT
             return pos + len(END)
-        if len(text) - pos < len(END) and END.startswith(text[pos:]):
-            return None
         if text[pos] == "<":
             self._raw.append("<")
             self._state = _NAME
@@ -164,10 +163,8 @@ class XmlToolsStream(FormatStream):
 
     def _scan_tag(self, text: str, pos: int) -> int | None:
         """After the NAME: whitespace, one `args` attribute, then `>`."""
-        end = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        if end > pos:
-            self._raw.append(text[pos:end])
-            return end
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
         if text[pos] == ">":
             self._raw.append(">")
             try:
@@ -176,14 +173,14 @@ class XmlToolsStream(FormatStream):
                 raise NotACall(str(err), pos + 1) from None
             return pos + 1
         if self._args is None and text[pos] == "a":
-            for opener in ARGS_OPENERS:
-                if text.startswith(opener, pos):
-                    self._raw.append(opener)
-                    self._args, self._quote = [], opener[-1]
-                    self._state = _ARGS
-                    return pos + len(opener)
-            if any(len(text) - pos < len(opener) and opener.startswith(text[pos:]) for opener in ARGS_OPENERS):
+            opener = self._literal_at(text, pos, ARGS_OPENERS)
+            if opener is None:
                 return None
+            if opener:
+                self._raw.append(opener)
+                self._args, self._quote = [], opener[-1]
+                self._state = _ARGS
+                return pos + len(opener)
         raise NotACall(f"unexpected {text[pos : pos + 20]!r} in the start tag", pos)
 
     def _scan_args(self, text: str, pos: int) -> int | None:
@@ -223,22 +220,11 @@ class XmlToolsStream(FormatStream):
             self._raw.append(text[pos:end])
             self._body(text[pos:end])
             return end
-        stop = text[pos]
-        if stop == "\r":  # a run of them: the last one may start a line break
-            end = _CRS.match(text, pos).end()  # type: ignore[union-attr]
-            if end < len(text) and text[end] != "\n":
-                self._raw.append(text[pos:end])
-                self._body(text[pos:end])
-                return end
-            if end - 1 > pos:
-                self._raw.append(text[pos : end - 1])
-                self._body(text[pos : end - 1])
-                return end - 1
-            if end == len(text):
-                return None  # one `\r` at the end: held
-            return self._line_break(pos, "\r\n")
-        if stop == "\n":
-            return self._line_break(pos, "\n")
+        stop = m.group()
+        if stop == "\r":
+            return None  # a `\r` at the end: it may start a `\r\n`
+        if stop[-1] == "\n":
+            return self._line_break(pos, stop)
         if stop == "&":
             entity = entity_at(text, pos)
             if entity is None:
@@ -247,7 +233,10 @@ class XmlToolsStream(FormatStream):
             self._raw.append(text[pos:end])
             self._body(decoded)
             return end
-        if text.startswith(self._end_tag, pos):
+        end_tag = self._literal_at(text, pos, (self._end_tag,))
+        if end_tag is None:
+            return None
+        if end_tag:
             after = pos + len(self._end_tag)
             self._raw.append(self._end_tag)
             try:
@@ -255,8 +244,6 @@ class XmlToolsStream(FormatStream):
             except NotACall as err:  # the element is read: reading goes on after it
                 raise NotACall(str(err), after) from None
             return after
-        if len(text) - pos < len(self._end_tag) and self._end_tag.startswith(text[pos:]):
-            return None
         self._raw.append("<")
         self._body("<")
         return pos + 1
@@ -329,6 +316,12 @@ def write(calls: Sequence[Call]) -> str:
     return START + "\n" + "\n".join(elements) + "\n" + END
 
 
+def _elements(request: ConstraintRequest, tools: list[tuple[str, list[str]]]) -> dict[str, Any]:
+    tags = tool_tags(tools, "<{name}", (' args="', XML_WORD, '"'), (">\n", "\n", "</{name}>\n"))
+    elements = {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": True}
+    return {**elements, "stop_after_first": request.single}
+
+
 def required_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): one
     `<tool-use>` block of elements, one per call, each `<NAME args="word..">\\nbody\\n</NAME>` with
@@ -337,14 +330,23 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     tools = mappable_tools(request.schemas, request.only)
     if not tools:
         return None
-    tags = tool_tags(tools, "<{name}", (' args="', XML_WORD, '"'), (">\n", "\n", "</{name}>\n"))
-    elements = {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": True}
     sequence = [
         {"type": "const_string", "value": START + "\n"},
-        {**elements, "stop_after_first": request.single},
+        _elements(request, tools),
         {"type": "const_string", "value": END},
     ]
     return {"type": "structural_tag", "format": {"type": "sequence", "elements": sequence}}
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
+    """Strict `auto`: free text, where each `<tool-use>` opens a block of the declared tools'
+    elements (their words as the schema takes them; bodies stay free)."""
+    tools = mappable_tools(request.schemas, None)
+    if not tools:
+        return None
+    block = {"type": "tag", "begin": START + "\n", "content": _elements(request, tools), "end": END}
+    triggered = {"type": "triggered_tags", "triggers": [START], "tags": [block]}
+    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
 
 
 def may_call(text: str) -> bool:
@@ -365,4 +367,6 @@ FORMAT = Format(
     required=required_constraint,
     needs_declared_tools=may_call,
     writes_name=_writes_name,
+    auto=auto_constraint,
+    pins_arguments=False,
 )

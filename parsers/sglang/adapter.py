@@ -210,7 +210,9 @@ class FormatDetector(BaseFormatDetector):
         if tool_choice == "required" or named is not None:
             tag = self._format.constraint(request)
         elif tool_choice == "auto":
-            tag = self._format.constraint(request, auto=True)
+            # SGLang marks every tool strict under `--tool-strict-level parameter`; the others' arguments stay free
+            strict = frozenset(t.function.name for t in tools if getattr(t.function, "strict", None) is True)
+            tag = self._format.constraint(replace(request, strict=strict), auto=True)
         else:
             tag = None
         return None if tag is None else StructuralTag.model_validate(tag)

@@ -19,6 +19,7 @@ from typing import Any
 from .. import parse
 from ..detect import PROBE_TOOLS
 from .forced import Call, forced_body, write_calls
+from .openai_stream import StreamFold
 
 LONG_TEXT = (
     "Release notes, draft 3. The parser now keeps a partial marker back only while it can still become "
@@ -65,7 +66,7 @@ class Answer:
     first_call_delta: float | None = None
     error: str | None = None
     problems: list[str] = field(default_factory=list)
-    """Arguments that are not a JSON object."""
+    """Breaches of OpenAI's delta rules (`openai_stream`) and arguments that are not a JSON object."""
 
 
 @dataclass
@@ -108,12 +109,6 @@ def _calls(tool_calls: list[tuple[str | None, Any]]) -> tuple[list[Call], list[s
     return calls, problems
 
 
-def _joined(fragments: list[Any]) -> Any:
-    """A streamed call's arguments: its fragments joined, or the first one that is not a string."""
-    odd = [f for f in fragments if f is not None and not isinstance(f, str)]
-    return odd[0] if odd else "".join(f for f in fragments if f)
-
-
 def bounded_ask(
     client: Any, model: str, prompt: Prompt, raw: str | None, stream: bool, seconds: float | None
 ) -> tuple[Answer, list[str]]:
@@ -145,31 +140,26 @@ def ask(client: Any, model: str, prompt: Prompt, raw: str | None, stream: bool) 
     if raw is not None:
         body["extra_body"] = forced_body(raw)
     answer, started = Answer(), time.monotonic()
+    delta_problems: list[str] = []
     try:
         if not stream:
             choice = client.chat.completions.create(**body).choices[0]
             answer.content, answer.finish = choice.message.content, choice.finish_reason
             pairs = [(c.function.name, c.function.arguments) for c in choice.message.tool_calls or []]
         else:
-            content: list[str] = []
-            parts: dict[int, list[Any]] = {}
+            fold = StreamFold()
             for chunk in client.chat.completions.create(**body, stream=True):
-                for choice in chunk.choices:
-                    answer.finish = choice.finish_reason or answer.finish
-                    content.append(choice.delta.content or "")
-                    for tc in choice.delta.tool_calls or []:
-                        if answer.first_call_delta is None:
-                            answer.first_call_delta = time.monotonic() - started
-                        entry = parts.setdefault(tc.index, [None, []])
-                        function = tc.function
-                        entry[0] = entry[0] or (function.name if function else None)
-                        entry[1].append(function.arguments if function else None)
-            answer.content = "".join(content) or None
-            pairs = [(parts[i][0], _joined(parts[i][1])) for i in sorted(parts)]
+                fold.add_chunk(chunk)
+                if answer.first_call_delta is None and fold.by_index:
+                    answer.first_call_delta = time.monotonic() - started
+            answer.content, answer.finish = fold.content, fold.finish
+            pairs = [(call.name, call.arguments) for call in fold.calls]
+            delta_problems = fold.problems
     except Exception as err:  # one failed request is a row of the report, never a crash
         answer.error = f"{type(err).__name__}: {err}"[:300]
         return answer, [answer.error]
     answer.calls, answer.problems = _calls(pairs)
+    answer.problems = delta_problems + answer.problems
     return answer, answer.problems
 
 

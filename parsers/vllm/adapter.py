@@ -26,6 +26,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from vllm import envs
 from vllm.entrypoints.generate.base.protocol import (
     DeltaMessage,
     ExtractedToolCallInformation,
@@ -35,6 +36,8 @@ from vllm.entrypoints.generate.base.protocol import (
 from vllm.renderers.chat_utils import make_tool_call_id
 from vllm.sampling_params import StructuredOutputsParams
 from vllm.tool_parsers import ToolParser
+from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
+from xgrammar import StructuralTag
 
 from ..core.events import Event, build_result
 from ..core.fold import CallRecords, Folded, finished_records
@@ -50,6 +53,18 @@ STREAMING_XARG = "tool_call_streaming"
 
 def _vllm_call_id(name: str, index: int) -> str:
     return make_tool_call_id()
+
+
+def _named_tool(choice: Any) -> str | None:
+    """The tool a request's `tool_choice` names (Chat Completions' or Responses' shape), else None."""
+    return getattr(getattr(choice, "function", None), "name", None) or getattr(choice, "name", None)
+
+
+def _function(tool: Any) -> dict[str, Any]:
+    """A request tool's function part as a dict (Chat Completions nests it, Responses does not)."""
+    spec = tool if isinstance(tool, dict) else tool.model_dump()
+    function = spec.get("function")
+    return function if isinstance(function, dict) else spec
 
 
 def _passes_through(request: Any) -> bool:
@@ -86,17 +101,44 @@ class FormatToolParser(ToolParser):
         if request.tools and request.tool_choice != "none":
             # Markers may be special tokens; decoding must keep them for the parser to see.
             request.skip_special_tokens = False
-        choice = request.tool_choice
-        named = getattr(getattr(choice, "function", None), "name", None) or getattr(choice, "name", None)
-        if request.tools and (choice == "required" or named) and self._format.vllm_tag_model is None:
-            # The format's own constraint; where vLLM has a tag model for it, vLLM applies that.
-            single = bool(named) or request.parallel_tool_calls is False
-            schemas = ToolIndex(request.tools).schemas
-            tag = self._format.constraint(ConstraintRequest(schemas, named, single, vocabulary(self.model_tokenizer)))
+        named = _named_tool(request.tool_choice)
+        already = getattr(request.structured_outputs, "structural_tag", None) is not None
+        if request.tools and (request.tool_choice == "required" or named) and not already and self._own_tag:
+            # vLLM's request path applies `get_structural_tag` first; this is the same constraint
+            # where that path did not run (a caller that adjusts the tool parser's request alone).
+            tag = self._format.constraint(self._constraint_request(request, auto=False, strict_level=None))
             if tag is not None:
                 request.structured_outputs = StructuredOutputsParams(structural_tag=json.dumps(tag))
                 request.response_format = None
         return request
+
+    @property
+    def _own_tag(self) -> bool:
+        return self._format.vllm_tag_model is None and (self._format.required or self._format.auto) is not None
+
+    def get_structural_tag(self, request: Any, *, reasoning: bool = False, strict_level: Any = None) -> Any:
+        """The constraint vLLM's request path applies (`--tool-strict-level`, strict tools,
+        `parallel_tool_calls=false`, `required` / named), from the format's spec; vLLM's own where
+        the format reuses one of its tag models. `tool_choice="auto"` follows vLLM's switch
+        `VLLM_ENFORCE_STRICT_TOOL_CALLING`; `required` and named calls are always constrained."""
+        if not self._own_tag:
+            return super().get_structural_tag(request, reasoning=reasoning, strict_level=strict_level)
+        auto = request.tool_choice == "auto"
+        if auto and not envs.VLLM_ENFORCE_STRICT_TOOL_CALLING:
+            return None
+        tag = self._format.constraint(self._constraint_request(request, auto, strict_level), auto=auto)
+        return StructuralTag.model_validate(tag) if tag is not None else None
+
+    def _constraint_request(self, request: Any, auto: bool, strict_level: Any) -> ConstraintRequest:
+        named = _named_tool(request.tool_choice)
+        single = named is not None or request.parallel_tool_calls is False
+        strict = None
+        if auto and not (strict_level is not None and strict_level >= ToolStrictLevel.PARAMETER):
+            strict = frozenset(
+                _function(tool).get("name") for tool in request.tools if _function(tool).get("strict") is True
+            )
+        schemas = ToolIndex(request.tools).schemas
+        return ConstraintRequest(schemas, named, single, vocabulary(self.model_tokenizer), strict)
 
     # -- finished responses -------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ class MistralJsonToolParser(FormatToolParser):
     only where that token was generated."""
 
     format_name = "mistral_json"
+    structural_tag_model = "toolcall_parsers"  # OWN_TAG_MODEL, below
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
@@ -81,9 +82,21 @@ def _generated(fmt: Format) -> type[FormatToolParser]:
         "format_name": fmt.name,
         "supports_required_and_named": fmt.required is None and fmt.vllm_tag_model is None,
     }
-    if fmt.vllm_tag_model is not None:
-        attributes["structural_tag_model"] = fmt.vllm_tag_model
+    model = _tag_model(fmt)
+    if model is not None:
+        attributes["structural_tag_model"] = model
     return type(class_name(fmt), (FormatToolParser,), attributes)
+
+
+OWN_TAG_MODEL = "toolcall_parsers"
+"""`structural_tag_model` of a parser whose constraints are the format's own: it only tells vLLM's
+request path that the parser has a structural tag, which `FormatToolParser.get_structural_tag` builds."""
+
+
+def _tag_model(fmt: Format) -> str | None:
+    if fmt.vllm_tag_model is not None:
+        return fmt.vllm_tag_model
+    return OWN_TAG_MODEL if (fmt.required or fmt.auto) is not None else None
 
 
 PARSER_CLASSES: dict[str, type[FormatToolParser]] = {

@@ -1,0 +1,99 @@
+"""Strict tool calling (issue 19): each format's constraint for strict `tool_choice="auto"`, compiled
+by xgrammar as the servers do. It admits prose, and prose then a call in the format's own spelling
+(the writer's); it refuses arguments that break a strict tool's schema, an undeclared tool, and a
+second call when parallel calls are off; and what it admits, the parser reads back as those calls."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from toolcall_parsers import FORMATS, parse
+from toolcall_parsers.formats import ConstraintRequest
+
+xgr = pytest.importorskip("xgrammar")
+from xgrammar.testing import _is_grammar_accept_string  # noqa: E402
+
+PROSE = "Sure, let me check that for you."
+STRICT_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+BLOCK_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+AUTO = [name for name, fmt in FORMATS.items() if fmt.auto is not None]
+
+
+def _schema(fmt: str) -> dict[str, Any]:
+    # The gptme blocks map positional words: a tool of required strings
+    return STRICT_SCHEMA if FORMATS[fmt].pins_arguments else BLOCK_SCHEMA
+
+
+def _tools(fmt: str) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": "get_weather", "parameters": _schema(fmt), "strict": True}}]
+
+
+def _grammar(fmt: str, single: bool = False, strict: frozenset[str] | None = frozenset({"get_weather"})) -> Any:
+    request = ConstraintRequest({"get_weather": _schema(fmt)}, single=single, strict=strict)
+    tag = FORMATS[fmt].constraint(request, auto=True)
+    assert tag is not None
+    return xgr.Grammar.from_structural_tag(json.dumps(tag))
+
+
+def _accepts(grammar: Any, text: str) -> bool:
+    return _is_grammar_accept_string(grammar, text)
+
+
+def _written(fmt: str, *calls: tuple[str, dict[str, Any]]) -> str:
+    return PROSE + "\n" + FORMATS[fmt].write(list(calls))
+
+
+@pytest.mark.parametrize("fmt", AUTO)
+def test_strict_auto_admits_prose_and_calls_the_parser_reads(fmt):
+    grammar = _grammar(fmt)
+    assert _accepts(grammar, PROSE)
+    call = ("get_weather", {"city": "Paris"})
+    text = _written(fmt, call)
+    assert _accepts(grammar, text), text
+    result = parse(fmt, text, _tools(fmt))
+    assert [(c.name, c.arguments) for c in result.calls] == [call] and result.content == PROSE
+    assert _accepts(grammar, _written(fmt, call, ("get_weather", {"city": "Oslo"})))  # parallel calls allowed
+
+
+@pytest.mark.parametrize("fmt", AUTO)
+def test_strict_auto_refuses_undeclared_tools_and_a_second_call_when_single(fmt):
+    undeclared = _written(fmt, ("get_weathr", {"city": "Paris"}))
+    # refused, or (where a block names its tool, as a fence does) prose that the parser keeps as text
+    assert not _accepts(_grammar(fmt), undeclared) or parse(fmt, undeclared, _tools(fmt)).calls == []
+    two = _written(fmt, ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"}))
+    assert not _accepts(_grammar(fmt, single=True), two)
+
+
+@pytest.mark.parametrize("fmt", [name for name in AUTO if FORMATS[name].pins_arguments])
+@pytest.mark.parametrize(
+    "arguments",
+    [{"days": 3}, {"city": "Paris", "days": "three"}, {"city": "Paris", "zzz": 1}],
+    ids=["missing required", "wrong type", "undeclared key"],
+)
+def test_strict_auto_refuses_arguments_that_break_the_schema(fmt, arguments):
+    text = _written(fmt, ("get_weather", arguments))
+    assert not _accepts(_grammar(fmt), text), text
+    assert _accepts(_grammar(fmt, strict=frozenset()), text), text  # not strict: only the envelope
+
+
+def test_strict_auto_follows_mistrals_generation():
+    """A tokenizer without `[ARGS]` writes the older list: the strict constraint follows it."""
+    from toolcall_parsers.core.tokens import Vocabulary
+
+    class Tokenizer:
+        def get_vocab(self) -> dict[str, int]:
+            return {"[TOOL_CALLS]": 5}
+
+    request = ConstraintRequest({"get_weather": STRICT_SCHEMA}, vocabulary=Vocabulary(Tokenizer()), strict=None)
+    grammar = xgr.Grammar.from_structural_tag(json.dumps(FORMATS["mistral_json"].constraint(request, auto=True)))
+    good = PROSE + '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]'
+    assert _accepts(grammar, good) and _accepts(grammar, PROSE)
+    assert not _accepts(grammar, PROSE + '[TOOL_CALLS][{"name": "get_weather", "arguments": {"days": 1}}]')
+    assert [c.name for c in parse("mistral_json", good).calls] == ["get_weather"]
