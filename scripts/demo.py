@@ -12,7 +12,6 @@ what it writes by itself.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from prepare_model import ensure_model
 from sample_tools import GET_WEATHER
+from toolcall_parsers.toolbox.forced import forced_body
 from vllm_server import SERVED_NAME, vllm_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +40,7 @@ def main() -> None:
     print("starting vllm serve (CPU) with --tool-call-parser hermes_json ...", flush=True)
     with vllm_server(ensure_model(), args) as base_url:
         client = OpenAI(base_url=base_url, api_key="unused")
-        pinned = {"structured_outputs": {"regex": re.escape(RAW)}}
+        pinned = forced_body(RAW)
         common = {"model": SERVED_NAME, "messages": MESSAGES, "tools": TOOLS, "temperature": 0, "max_tokens": 200}
 
         print("\nmodel output (pinned):\n" + RAW)

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import json
 import random
-import re
 import shlex
 import sys
 import time
@@ -33,9 +32,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import openai
-from toolcall_parsers import ParseResult, parse
-from toolcall_parsers.core.stream import logs_silenced
+from toolcall_parsers import FORMATS, ParseResult, parse
+from toolcall_parsers.core.events import CallStart
+from toolcall_parsers.core.logs import logs_silenced
 from toolcall_parsers.detect import PROBE_TOOLS
+from toolcall_parsers.toolbox.forced import forced_body
+from toolcall_parsers.toolbox.openai_stream import fold_async_stream
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))  # prepare_model, vllm_server (imported only by --start)
@@ -58,116 +60,95 @@ CALL_LONG: Call = ("search", {"query": LONG})
 
 
 # -- the pool of raw outputs -------------------------------------------------------------------
+# Every format's calls are written by its spec's one writer (`Format.write`); its malformed outputs
+# come from its corpus file (`tests/corpus/<name>.jsonl`: cases that expect no call), chosen by what
+# an eager stream does with them, else from a cut of its own written text. Nothing here names a format.
+
+CORPUS = ROOT / "tests" / "corpus"
+UNFORCEABLE = frozenset("\t\r&~#")
+"""Characters whose escaped regex forms depend on the structured-output backend (see `LONG`)."""
+MALFORMED_MAX = 300
+"""Longest malformed sample taken from a corpus file (characters): a few dozen tokens to force."""
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+def readable(fmt: str, call: Call) -> Call:
+    """`call` as the format can write it for `TOOLS`: whole, or, for formats that fill only a tool's
+    positional parameters (gptme's blocks: its required strings, in order), just those."""
+    if _reads_back(fmt, call):
+        return call
+    name, arguments = call
+    schema = next(t["function"]["parameters"] for t in TOOLS if t["function"]["name"] == name)
+    positional = [
+        key
+        for key in schema.get("required", [])
+        if schema["properties"].get(key, {}).get("type") == "string" and key in arguments
+    ]
+    narrowed = (name, {key: arguments[key] for key in positional})
+    if not _reads_back(fmt, narrowed):
+        raise SystemExit(f"{fmt}: its writer does not read back {call} nor {narrowed}")
+    return narrowed
 
 
-def _hermes(calls: list[Call]) -> str:
-    return "\n".join(f"<tool_call>\n{_json({'name': n, 'arguments': a})}\n</tool_call>" for n, a in calls)
+def _reads_back(fmt: str, call: Call) -> bool:
+    with logs_silenced():
+        result = parse(fmt, FORMATS[fmt].write([call]), TOOLS)
+    return [(c.name, c.arguments) for c in result.calls] == [call]
 
 
-def _mistral(calls: list[Call]) -> str:
-    return "".join(f"[TOOL_CALLS]{n}[ARGS]{_json(a)}" for n, a in calls)
+def announces_a_call(fmt: str, text: str) -> bool:
+    """Does an eager stream (one that shows a call as soon as it is named) start a call in `text`?"""
+    stream = FORMATS[fmt].stream(TOOLS, streaming="eager")
+    with logs_silenced():
+        events = [e for char in text for e in stream.feed(char)] + stream.close()
+    return any(isinstance(e, CallStart) for e in events)
 
 
-def _tagged(calls: list[Call]) -> str:
-    return "<TOOL_CALLS>\n" + "".join(f"{n} {_json(a)}\n" for n, a in calls) + "</TOOL_CALLS>"
+def _no_call(fmt: str, text: str) -> bool:
+    with logs_silenced():
+        return not parse(fmt, text, TOOLS).calls
 
 
-def _minimax(calls: list[Call]) -> str:
-    """Values verbatim (the format has no escaping); non-strings as JSON, typed back by the schema."""
-    invokes = []
-    for name, arguments in calls:
-        params = [f'<parameter name="{k}">{_raw(v)}</parameter>\n' for k, v in arguments.items()]
-        invokes.append(f'<invoke name="{name}">\n{"".join(params)}</invoke>\n')
-    return f"<minimax:tool_call>\n{''.join(invokes)}</minimax:tool_call>"
+def _corpus_texts(fmt: str) -> list[str]:
+    """The format's corpus cases that expect no call and that a forced decode can write, shortest
+    first: malformed, unfinished and look-alike blocks."""
+    path = CORPUS / f"{fmt}.jsonl"
+    if not path.exists():
+        return []
+    cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    texts = {
+        case["text"]
+        for case in cases
+        if not case["expected"]["calls"]
+        and 0 < len(case["text"]) <= MALFORMED_MAX
+        and not UNFORCEABLE & set(case["text"])
+        and case["text"].strip() == case["text"]
+    }
+    return sorted(texts, key=lambda t: (len(t), t))
 
 
-def _raw(value: Any) -> str:
-    """A value in the XML formats, which have no escaping: a string verbatim, anything else as JSON."""
-    return value if isinstance(value, str) else _json(value)
+def _cuts(fmt: str) -> list[str]:
+    """Prefixes of the format's own text for one call, longest first: a generic break."""
+    written = FORMATS[fmt].write([readable(fmt, CALL_A)])
+    return [written[:cut].rstrip() for cut in range(len(written) - 1, 0, -1) if written[:cut].strip()]
 
 
-def _pythonic(calls: list[Call]) -> str:
-    """JSON strings and ints are Python literals too (JSON's escapes are a subset of Python's)."""
-    written = [f"{n}({', '.join(f'{k}={_json(v)}' for k, v in a.items())})" for n, a in calls]
-    return f"[{', '.join(written)}]"
-
-
-def _llama_json(calls: list[Call]) -> str:
-    return "; ".join(_json({"name": n, "parameters": a}) for n, a in calls)
-
-
-def _qwen(calls: list[Call]) -> str:
-    """Values verbatim on their own lines, as Qwen3-Coder's template writes them."""
-    functions = []
-    for name, arguments in calls:
-        params = "".join(f"<parameter={k}>\n{_raw(v)}\n</parameter>\n" for k, v in arguments.items())
-        functions.append(f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>")
-    return "\n".join(functions)
-
-
-def _markdown(calls: list[Call]) -> str:
-    """The tools' one required parameter as the body (a word would need shell quoting)."""
-    return "\n".join(f"```{n}\n{_only_value(a)}\n```" for n, a in calls)
-
-
-def _xml(calls: list[Call]) -> str:
-    """The body verbatim: a bare `<` is text unless it closes the element (the pool has no `&`)."""
-    return "<tool-use>\n" + "\n".join(f"<{n}>\n{_only_value(a)}\n</{n}>" for n, a in calls) + "\n</tool-use>"
-
-
-def _only_value(arguments: dict[str, Any]) -> str:
-    (value,) = arguments.values()
-    return value
-
-
-WRITERS = {
-    "hermes_json": _hermes,
-    "mistral_json": _mistral,
-    "tagged": _tagged,
-    "minimax_xml": _minimax,
-    "llama_pythonic": _pythonic,
-    "llama_json": _llama_json,
-    "qwen_xml": _qwen,
-    "markdown_tools": _markdown,
-    "xml_tools": _xml,
-}
-"""How each format writes a list of calls, so every format gets the same pool."""
-POSITIONAL = {"markdown_tools", "xml_tools"}
-"""Formats that fill only required string parameters (gptme's blocks): their first call has no `days`."""
-
-# Malformed blocks whose call never starts (no name is ever announced): the stream must agree with
-# parse() exactly, today.
-NEVER_STARTS = {
-    "hermes_json": "I tried.\n<tool_call>not json</tool_call>",
-    "mistral_json": "I tried.\n[TOOL_CALLS] ?? not a call",
-    "tagged": "I tried.\n<TOOL_CALLS>\n!!! not a call\n</TOOL_CALLS>",
-    "minimax_xml": "I tried.\n<minimax:tool_call>\n<oops/>\n</minimax:tool_call>",
-    "llama_pythonic": 'I tried.\n[get_weather city="Paris"]',
-    "llama_json": 'I tried.\n{"name": get_weather, "parameters": {}}',
-    "qwen_xml": "I tried.\n<tool_call>\n<oops/>\n</tool_call>",
-    "markdown_tools": "I tried.\n```get_weather Paris London\n```",
-    "xml_tools": "I tried.\n<tool-use>\n<oops/>\n</tool-use>",
-}
-# Malformed after the name: the stream has already announced the call when the block breaks. That
-# is the known streaming gap (exact-streaming policy, being fixed); its mismatches are counted apart
-# unless --strict-malformed.
-STARTS_THEN_BREAKS = {
-    "hermes_json": '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris", }}</tool_call>',
-    "mistral_json": '[TOOL_CALLS]get_weather[ARGS]{"city": Paris}',
-    "tagged": '<TOOL_CALLS>\nget_weather {"city": Paris}\n</TOOL_CALLS>',
-    "minimax_xml": (
-        '<minimax:tool_call><invoke name="get_weather"><parameter name="city">Paris</invoke></minimax:tool_call>'
-    ),
-    "llama_pythonic": "[get_weather(city=Paris)]",
-    "llama_json": '{"name": "get_weather", "parameters": {"city": Paris}}',
-    "qwen_xml": "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</tool_call>",
-    "markdown_tools": "```search\nParis weather",
-    "xml_tools": '<tool-use><get_weather args="Paris">today</get_weather></tool-use>',
-}
+def malformed(fmt: str) -> tuple[str, str]:
+    """Two broken outputs of `fmt` that hold no call: one whose call never starts (no name is ever
+    announced, even by an eager stream), and one that an eager stream announces before it breaks
+    (the default, exact policy must hold it back: the known streaming gap, counted apart unless
+    --strict-malformed). From the corpus where it has them, else cuts of the format's own text."""
+    markers, names = FORMATS[fmt].markers, [t["function"]["name"] for t in TOOLS]
+    never = starts = None
+    for text in [*_corpus_texts(fmt), *_cuts(fmt)]:
+        if (never is not None and starts is not None) or not _no_call(fmt, text):
+            continue
+        if announces_a_call(fmt, text):
+            starts = starts or text
+        elif never is None and any(word in text for word in (*markers, *names)):  # a call was meant
+            never = text
+    if never is None or starts is None:
+        raise SystemExit(f"{fmt}: no malformed sample found (corpus or cuts of its text)")
+    return never, starts
 
 
 @dataclass(frozen=True)
@@ -182,15 +163,16 @@ class Entry:
 
 def pool(fmt: str) -> list[Entry]:
     """The fixed pool of raw outputs for a format: the shapes a client meets, and two broken ones."""
-    write = WRITERS[fmt]
-    call_a = (CALL_A[0], {"city": CALL_A[1]["city"]}) if fmt in POSITIONAL else CALL_A
+    write = FORMATS[fmt].write
+    call_a, call_b, call_long = (readable(fmt, call) for call in (CALL_A, CALL_B, CALL_LONG))
+    never_starts, starts_then_breaks = malformed(fmt)
     return [
         Entry("plain", "Paris is sunny today, 21 °C. No tool needed."),
         Entry("one_call", "Let me check.\n" + write([call_a]), (call_a,)),
-        Entry("two_calls", write([call_a, CALL_B]), (call_a, CALL_B)),
-        Entry("long_string", "Searching for that.\n" + write([CALL_LONG]), (CALL_LONG,)),
-        Entry("malformed", NEVER_STARTS[fmt]),
-        Entry("malformed_started", STARTS_THEN_BREAKS[fmt], known_gap=True),
+        Entry("two_calls", write([call_a, call_b]), (call_a, call_b)),
+        Entry("long_string", "Searching for that.\n" + write([call_long]), (call_long,)),
+        Entry("malformed", "I tried.\n" + never_starts),
+        Entry("malformed_started", starts_then_breaks, known_gap=True),
     ]
 
 
@@ -255,7 +237,7 @@ def _request(model: str, raw: str, max_tokens: int) -> dict[str, Any]:
         "tool_choice": "auto",
         "temperature": 0,
         "max_tokens": max_tokens,
-        "extra_body": {"structured_outputs": {"regex": re.escape(raw)}},
+        "extra_body": forced_body(raw),
     }
 
 
@@ -268,36 +250,14 @@ async def fetch_plain(client: openai.AsyncOpenAI, model: str, raw: str, max_toke
 
 
 async def fetch_stream(client: openai.AsyncOpenAI, model: str, raw: str, max_tokens: int) -> Seen:
-    """Stream and rebuild the message the way a client does, noting every breach of the delta rules:
-    a call's first delta carries id, type and name; later deltas of that index carry neither id nor
-    name; indexes appear in order 0, 1, ..."""
+    """Stream and rebuild the message the way a client does, noting every breach of OpenAI's delta
+    rules (the toolbox's one accumulator, `openai_stream`)."""
     stream = await client.chat.completions.create(
         **_request(model, raw, max_tokens), stream=True, stream_options={"include_usage": True}
     )
-    content: list[str] = []
-    calls: dict[int, list[Any]] = {}
-    seen = Seen(None, [], None)
-    async for chunk in stream:
-        if chunk.usage:
-            seen.tokens = chunk.usage.completion_tokens
-        for choice in chunk.choices:
-            seen.finish = choice.finish_reason or seen.finish
-            content.append(choice.delta.content or "")
-            for tc in choice.delta.tool_calls or []:
-                name = tc.function.name if tc.function else None
-                fragment = (tc.function.arguments if tc.function else None) or ""
-                if tc.index not in calls:
-                    if tc.index != len(calls):
-                        seen.delta_problems.append(f"call index {tc.index} after {sorted(calls)}")
-                    if not (tc.id and tc.type == "function" and name):
-                        seen.delta_problems.append(f"first delta of call {tc.index} lacks id/type/name: {tc}")
-                    calls[tc.index] = [tc.id, name, ""]
-                elif tc.id or name:
-                    seen.delta_problems.append(f"later delta of call {tc.index} repeats id/name: {tc}")
-                calls[tc.index][2] += fragment
-    seen.content = "".join(content)
-    seen.calls = [tuple(calls[i]) for i in sorted(calls)]
-    return seen
+    fold = await fold_async_stream(stream)
+    calls = [(c.id, c.name, c.arguments) for c in fold.calls]
+    return Seen(fold.content or "", calls, fold.finish, fold.tokens, list(fold.problems))
 
 
 def compare(expected: ParseResult, seen: Seen) -> list[str]:
@@ -595,8 +555,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--base-url", help="e.g. http://127.0.0.1:8000/v1 (local servers only)")
-    target.add_argument("--start", choices=sorted(WRITERS), help="start vllm serve with this parser and template")
-    parser.add_argument("--parser", choices=sorted(WRITERS), help="the server's format (default: --start's)")
+    target.add_argument("--start", choices=sorted(FORMATS), help="start vllm serve with this parser and template")
+    parser.add_argument("--parser", choices=sorted(FORMATS), help="the server's format (default: --start's)")
     parser.add_argument("--server-args", default="", help='extra flags for --start, e.g. "--api-server-count 2"')
     parser.add_argument("--model", help="model name (default: the server's first model)")
     parser.add_argument("--concurrency", type=int, default=64)

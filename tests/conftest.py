@@ -119,3 +119,22 @@ def llama3_codec() -> Codec:
 @pytest.fixture(scope="session")
 def codecs(qwen_codec: Codec, smollm2_codec: Codec, mistral_codec: Codec, llama3_codec: Codec) -> dict[str, Codec]:
     return {"qwen": qwen_codec, "smollm2": smollm2_codec, "mistral": mistral_codec, "llama3": llama3_codec}
+
+
+# This CPU has AVX2 but no native bf16: vLLM's default bfloat16 ran several times slower than float32
+# here. 32-token KV blocks let the shared prompt hit the prefix cache almost whole (the CPU default,
+# 128, recomputes half of the prompt per request).
+SPEED_FLAGS = "--dtype float32 --block-size 32"
+
+
+@pytest.fixture(scope="session")
+def hermes_server(smollm2_dir: Path):
+    """One real `vllm serve --tool-call-parser hermes_json` (found through the entry point, our
+    template) for the whole session: the server tests of tests/test_e2e_hermes_json.py and the load
+    test share it. Its base URL."""
+    pytest.importorskip("vllm")
+    from loadtest import server_args
+    from vllm_server import vllm_server
+
+    with vllm_server(smollm2_dir, server_args("hermes_json", SPEED_FLAGS)) as base_url:
+        yield base_url

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import openai
+from toolcall_parsers.toolbox.forced import forced_body
+from toolcall_parsers.toolbox.openai_stream import fold_stream
 from vllm_server import SERVED_NAME as MODEL
 from vllm_server import vllm_server
 
@@ -61,12 +62,8 @@ def serve(fmt: str, model_dir: Path) -> Iterator[openai.OpenAI]:
         yield openai.OpenAI(base_url=base_url, api_key="unused", timeout=120)
 
 
-def forced(raw: str) -> dict[str, Any]:
-    return {"structured_outputs": {"regex": re.escape(raw)}}
-
-
 def complete(client, raw: str | None, tools=TOOLS, **kwargs):
-    extra = forced(raw) if raw is not None else None
+    extra = forced_body(raw) if raw is not None else None
     kwargs.setdefault("max_tokens", 300)
     response = client.chat.completions.create(
         model=MODEL, messages=MESSAGES, tools=tools, temperature=0, extra_body=extra, **kwargs
@@ -75,28 +72,20 @@ def complete(client, raw: str | None, tools=TOOLS, **kwargs):
 
 
 def stream(client, raw: str | None, tools=TOOLS, extra_xargs: dict[str, Any] | None = None, **kwargs) -> dict[str, Any]:
-    """Stream a request and rebuild what a client sees, checking OpenAI's delta rules. `extra_xargs`
-    go to vLLM as `vllm_xargs` (a request's own options, such as its streaming policy)."""
-    extra = forced(raw) if raw is not None else None
+    """Stream a request and rebuild what a client sees, asserting OpenAI's delta rules (the toolbox's
+    one accumulator, `openai_stream`). `extra_xargs` go to vLLM as `vllm_xargs` (a request's own
+    options, such as its streaming policy)."""
+    extra = forced_body(raw) if raw is not None else None
     if extra_xargs:
         extra = {**(extra or {}), "vllm_xargs": extra_xargs}
     kwargs.setdefault("max_tokens", 300)
     chunks = client.chat.completions.create(
         model=MODEL, messages=MESSAGES, tools=tools, temperature=0, stream=True, extra_body=extra, **kwargs
     )
-    content, calls, finish = [], {}, None
-    for chunk in chunks:
-        choice = chunk.choices[0]
-        finish = choice.finish_reason or finish
-        content.append(choice.delta.content or "")
-        for tc in choice.delta.tool_calls or []:
-            if tc.index not in calls:
-                assert tc.id and tc.type == "function" and tc.function.name
-                calls[tc.index] = {"id": tc.id, "name": tc.function.name, "arguments": ""}
-            else:
-                assert not tc.id and not tc.function.name
-            calls[tc.index]["arguments"] += tc.function.arguments or ""
-    return {"content": "".join(content) or None, "calls": [calls[i] for i in sorted(calls)], "finish": finish}
+    fold = fold_stream(chunks)
+    assert not fold.problems, fold.problems
+    calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in fold.calls]
+    return {"content": fold.content, "calls": calls, "finish": fold.finish}
 
 
 def call_pairs(calls) -> list[tuple[str, dict[str, Any]]]:

@@ -51,13 +51,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         if self.path.endswith("/models"):
             self._json({"object": "list", "data": [{"id": "m", "object": "model", "created": 0, "owned_by": "x"}]})
         else:
             self._json({"error": "not found"}, 404)
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         request = json.loads(self.rfile.read(length) or b"{}")
         mode, stream = self._mode(), bool(request.get("stream"))

@@ -5,19 +5,9 @@ same events."""
 from __future__ import annotations
 
 import pytest
-from helpers import char_chunks, load_corpus, random_chunks, result_of, run_chunks, summary, token_chunks
+from helpers import CORPUS_DIR, char_chunks, load_corpus, random_chunks, result_of, run_chunks, summary, token_chunks
+from toolcall_parsers import FORMATS
 
-FORMATS = [
-    "hermes_json",
-    "llama_json",
-    "llama_pythonic",
-    "minimax_xml",
-    "mistral_json",
-    "tagged",
-    "markdown_tools",
-    "xml_tools",
-    "qwen_xml",
-]
 CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
 
 
@@ -42,3 +32,45 @@ def test_corpus_sizes():
         cases = load_corpus(fmt)
         assert len(cases) >= (25 if fmt == "tagged" else 30)
         assert all(case["source"] for case in cases)
+
+
+def test_every_registered_format_has_its_corpus_file_and_template():
+    """A format is its module, its template and its corpus file (docs/design.md, "Adding a format")."""
+    for name, fmt in FORMATS.items():
+        assert (CORPUS_DIR / f"{name}.jsonl").is_file(), name
+        assert fmt.template_path.is_file(), name
+
+
+# Tests and tools that iterate `FORMATS` (issue 18): none lists formats by hand. A table keyed by
+# format is allowed only for extras some formats have (each checked to name registered formats).
+ITERATING = ["tests/test_corpus.py", "tests/test_templates.py", "tests/test_properties.py", "tests/e2e.py"]
+ITERATING += ["tests/test_e2e_inprocess.py", "tests/test_e2e_sglang_serving.py", "tests/test_e2e_load.py"]
+ITERATING += ["tests/test_e2e_hermes_json.py", "tests/test_e2e_auto.py", "scripts/loadtest.py"]
+PARTIAL_TABLES = {"HAND_WRITTEN_BLOCKS", "EXTRA", "TURNS", "PROSE"}
+
+
+def test_nothing_lists_the_formats_by_hand():
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for rel in ITERATING:
+        tree = ast.parse((root / rel).read_text(encoding="utf-8"))
+        names = {
+            id(node.value): target.id
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name)
+        }
+        for node in ast.walk(tree):
+            items = node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else None
+            if isinstance(node, ast.Dict):
+                items = [k for k in node.keys if k is not None]
+            if not items:
+                continue
+            listed = [i.value for i in items if isinstance(i, ast.Constant) and i.value in FORMATS]
+            if len(listed) >= 3 and not (isinstance(node, ast.Dict) and names.get(id(node)) in PARTIAL_TABLES):
+                found.append(f"{rel}:{node.lineno} {listed}")
+    assert not found, found

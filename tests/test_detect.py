@@ -207,9 +207,12 @@ GEMMA_STYLE = """{%- if tools -%}<start_of_turn>developer
 {% endif -%}"""
 
 
-@pytest.mark.parametrize(
-    ("template", "marker"), [(KIMI_STYLE, "<|tool_calls_section_begin|>"), (GEMMA_STYLE, "<start_function_call>")]
-)
+def test_a_kimi_style_template_is_now_kimi_json(carrier):
+    """Kimi's format was "other" until kimi_json was registered: a template teaching it is ours now."""
+    assert detect_template(carrier, KIMI_STYLE, "other").parser == "kimi_json"
+
+
+@pytest.mark.parametrize(("template", "marker"), [(GEMMA_STYLE, "<start_function_call>")])
 def test_templates_teaching_other_formats_are_none_of_ours(carrier, template, marker):
     detection = detect_template(carrier, template, "other")
     assert detection.parser is None and detection.candidates == []

@@ -1,12 +1,16 @@
 """End to end, `--tool-call-parser auto`: a real `vllm serve` (CPU build) with SmolLM2-135M and one
 of our templates given as `--chat-template`; the `auto` parser must detect that template's format
-and serve its forced outputs exactly as that format's own parser does. Two formats, two servers
-(hermes_json: vLLM ids; mistral_json: its own nine-character ids). The hermes_json server also runs
-`toolcall-parsers smoke --force` and `toolcall-parsers capture`, as an operator would."""
+and serve its forced outputs exactly as that format's own parser does. One server, `mistral_json`'s
+template: the paths the hermes_json server (tests/test_e2e_hermes_json.py) does not take: the
+`auto` parser, a format's own ids (nine characters, a model-written `[CALL_ID]` kept) and its own
+grammar for `tool_choice="required"` (hermes_json's is vLLM's). The server also runs
+`toolcall-parsers smoke --force` and `toolcall-parsers capture`, as an operator would. Detection
+itself is proven for every format in process (tests/test_detect.py)."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +20,15 @@ import pytest
 pytest.importorskip("vllm")
 
 import openai
-from e2e import MODEL, TOOLS, call_pairs, complete, stream
+from e2e import MODEL, STRICT_TOOLS, TOOLS, call_pairs, complete, stream
 from toolcall_parsers import get_format, parse
 from vllm_server import vllm_server
 
 pytestmark = pytest.mark.e2e
 
 CALLS = [("get_weather", {"city": "Paris"}), ("search", {"query": 'say "hi" \\ ü'})]
+FORMAT = "mistral_json"
+MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
 
 
 def _serve(fmt: str, model_dir: Path):
@@ -43,8 +49,8 @@ def _cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def hermes_server(smollm2_dir):
-    with _serve("hermes_json", smollm2_dir) as base_url:
+def auto_server(smollm2_dir):
+    with _serve(FORMAT, smollm2_dir) as base_url:
         yield base_url
 
 
@@ -63,15 +69,35 @@ def _check_forced_calls(client: openai.OpenAI, fmt: str) -> None:
     assert complete(client, plain).message.content == plain
 
 
-def test_auto_serves_hermes_json(hermes_server):
-    client = openai.OpenAI(base_url=hermes_server, api_key="unused", timeout=300)
-    _check_forced_calls(client, "hermes_json")
-    ids = [c.id for c in complete(client, _raw("hermes_json")).message.tool_calls]
-    assert all(i.startswith("chatcmpl-tool-") for i in ids)  # vLLM's ids, as hermes_json gives
+def test_auto_serves_the_templates_format(auto_server):
+    client = openai.OpenAI(base_url=auto_server, api_key="unused", timeout=300)
+    _check_forced_calls(client, FORMAT)
+    ids = [c.id for c in complete(client, _raw(FORMAT)).message.tool_calls]
+    assert all(MISTRAL_ID.fullmatch(i) for i in ids)  # Mistral's ids: auto is mistral_json
 
 
-def test_smoke_command_forced(hermes_server):
-    out = _cli("smoke", "--base-url", hermes_server, "--model", MODEL, "--parser", "hermes_json", "--force", "--json")
+def test_a_model_written_call_id_is_kept(auto_server):
+    client = openai.OpenAI(base_url=auto_server, api_key="unused", timeout=300)
+    raw = 'On it.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search[CALL_ID]abc123def[ARGS]{}'
+    choice = complete(client, raw)
+    assert [c.id for c in choice.message.tool_calls][1] == "abc123def"
+    assert [c["id"] for c in stream(client, raw)["calls"]][1] == "abc123def"
+
+
+def test_tool_choice_required_uses_the_formats_own_grammar(auto_server):
+    client = openai.OpenAI(base_url=auto_server, api_key="unused", timeout=300)
+    choice = complete(client, None, tools=STRICT_TOOLS, tool_choice="required", max_tokens=100)
+    assert choice.finish_reason == "tool_calls"
+    (name, arguments), *_ = call_pairs(choice.message.tool_calls)
+    assert name == "get_weather" and arguments["city"] in ("Paris", "Tokyo")
+    assert MISTRAL_ID.fullmatch(choice.message.tool_calls[0].id)
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    got = stream(client, None, tools=STRICT_TOOLS, tool_choice=named, max_tokens=100)
+    assert got["calls"] and got["calls"][0]["name"] == "get_weather"
+
+
+def test_smoke_command_forced(auto_server):
+    out = _cli("smoke", "--base-url", auto_server, "--model", MODEL, "--parser", FORMAT, "--force", "--json")
     assert out.returncode == 0, out.stdout + out.stderr
     report = json.loads(out.stdout)
     assert report["ok"] and len(report["rows"]) == 4
@@ -84,47 +110,32 @@ def test_smoke_command_forced(hermes_server):
     assert rows["one call"]["first_tool_call_delta_s"] > 0
 
 
-def test_smoke_command_fails_on_a_mismatched_parser(hermes_server):
-    """Forcing tagged text into a server that parses hermes_json: the calls are not found, exit 1."""
-    out = _cli("smoke", "--base-url", hermes_server, "--model", MODEL, "--parser", "tagged", "--force")
+def test_smoke_command_fails_on_a_mismatched_parser(auto_server):
+    """Forcing tagged text into a server that parses mistral_json: the calls are not found, exit 1."""
+    out = _cli("smoke", "--base-url", auto_server, "--model", MODEL, "--parser", "tagged", "--force")
     assert out.returncode == 1, out.stdout + out.stderr
     assert "FAILED" in out.stdout and "one call" in out.stdout
 
 
-def test_capture_command_is_resumable(hermes_server, tmp_path):
+def test_capture_command_is_resumable(auto_server, tmp_path):
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text('Say hi.\n{"id": "weather", "prompt": "What is the weather in Paris?"}\n', encoding="utf-8")
     out = tmp_path / "captured.jsonl"
-    args = ["capture", "--base-url", hermes_server, "--model", MODEL, "--prompts", str(prompts), "--out", str(out)]
-    args += ["--parser", "hermes_json", "--max-tokens", "24"]
+    args = ["capture", "--base-url", auto_server, "--model", MODEL, "--prompts", str(prompts), "--out", str(out)]
+    args += ["--parser", FORMAT, "--max-tokens", "24"]
     first = _cli(*args)
     assert first.returncode == 0, first.stderr
     entries = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [e["id"] for e in entries] == ["p1", "weather"]
     for entry in entries:
-        assert entry["text"] and entry["tools"] and "tool_choice=none" in entry["source"]
+        # SmolLM2 may end a turn of this template at once: the text can be empty, but is recorded.
+        assert isinstance(entry["text"], str) and entry["tools"] and "tool_choice=none" in entry["source"]
         assert entry["expected"] == {
-            "content": parse("hermes_json", entry["text"], entry["tools"]).content,
+            "content": parse(FORMAT, entry["text"], entry["tools"]).content,
             "calls": [
-                {"name": c.name, "arguments": c.arguments}
-                for c in parse("hermes_json", entry["text"], entry["tools"]).calls
+                {"name": c.name, "arguments": c.arguments} for c in parse(FORMAT, entry["text"], entry["tools"]).calls
             ],
         }
     again = _cli(*args)
     assert again.returncode == 0 and "skipped 2" in again.stderr
     assert len(out.read_text(encoding="utf-8").splitlines()) == 2
-
-
-def test_auto_serves_mistral_json(smollm2_dir):
-    with _serve("mistral_json", smollm2_dir) as base_url:
-        client = openai.OpenAI(base_url=base_url, api_key="unused", timeout=300)
-        raw = "Let me check.\n" + "".join(
-            f"[TOOL_CALLS]{name}[ARGS]{json.dumps(arguments)}" for name, arguments in CALLS
-        )
-        choice = complete(client, raw)
-        assert choice.message.content == "Let me check."
-        assert call_pairs(choice.message.tool_calls) == CALLS
-        ids = [c.id for c in choice.message.tool_calls]
-        assert all(len(i) == 9 and i.isalnum() for i in ids)  # Mistral's ids: auto is mistral_json
-        got = stream(client, raw)
-        assert [(c["name"], json.loads(c["arguments"])) for c in got["calls"]] == CALLS

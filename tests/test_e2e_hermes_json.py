@@ -1,5 +1,12 @@
-"""End to end, `hermes_json`: a real `vllm serve` (CPU build) with SmolLM2-135M, the parser found
-through its entry point, our chat template, and the official `openai` client (see tests/e2e.py)."""
+"""End to end through a real `vllm serve` (CPU build) with SmolLM2-135M: what only a server proves.
+
+The parser is found through its entry point (`--tool-call-parser hermes_json`), our chat template is
+served, and the official `openai` client reads every adapter path: non-streamed and streamed, finish
+reasons, `tool_choice="none"`, a call cut by `max_tokens`, `required` and a named tool constrained by
+the grammar, exact streaming of a broken call, and a request's own streaming policy (`vllm_xargs`).
+One format stands for all here: per-format behaviour runs through vLLM's real parser stack in
+process, for every registered format (tests/test_e2e_inprocess.py, tests/test_vllm_adapter.py). The
+server is the session's (conftest.py), shared with the load test."""
 
 from __future__ import annotations
 
@@ -9,15 +16,15 @@ import pytest
 
 pytest.importorskip("vllm")
 
-from e2e import STRICT_TOOLS, call_pairs, complete, serve, stream
+import openai
+from e2e import STRICT_TOOLS, call_pairs, complete, stream
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def client(smollm2_dir):
-    with serve("hermes_json", smollm2_dir) as client:
-        yield client
+def client(hermes_server):
+    return openai.OpenAI(base_url=hermes_server, api_key="unused", timeout=120)
 
 
 TWO_CALLS = (

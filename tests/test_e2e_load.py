@@ -16,24 +16,19 @@ import pytest
 
 pytest.importorskip("vllm")
 
-from loadtest import WRITERS, Options, expected_results, load, passed, pool, server_args
+from loadtest import Options, expected_results, load, main, passed, pool
 from toolcall_parsers import FORMATS, parse
-from vllm_server import vllm_server
 
 pytestmark = pytest.mark.e2e
 
-# This CPU has AVX2 but no native bf16: vLLM's default bfloat16 ran several times slower than float32
-# here. 32-token KV blocks let the shared prompt hit the prefix cache almost whole (the CPU default,
-# 128, recomputes half of the 239-token prompt per request).
-SPEED_FLAGS = "--dtype float32 --block-size 32"
 REQUESTS = 36  # each of the 6 pool entries 3 times streamed and 3 times not
 
 
-def test_concurrent_requests_match_parse(smollm2_dir):
+def test_concurrent_requests_match_parse(hermes_server):
+    """Against the session's hermes_json server (conftest.py), shared with test_e2e_hermes_json.py."""
     limits = {"concurrency": 8, "requests": REQUESTS, "timeout": 240, "deadline": 360}
     opts = Options("hermes_json", **limits, strict_malformed=True, progress=False)
-    with vllm_server(smollm2_dir, server_args("hermes_json", SPEED_FLAGS)) as base_url:
-        summary = asyncio.run(load(base_url, opts))
+    summary = asyncio.run(load(hermes_server, opts))
     assert passed(summary), summary["examples"]
     assert summary["completed"] == REQUESTS and summary["streamed"] == REQUESTS // 2
 
@@ -51,8 +46,14 @@ def test_reference_results_leave_the_parsers_log_on(caplog):
 def test_every_format_has_a_pool_that_reads_back(fmt):
     """The load test writes every registered format, and parse() finds exactly the calls each entry
     was written with (the malformed ones: none)."""
-    assert fmt in WRITERS
     entries = pool(fmt)
     results = expected_results(fmt, entries)  # SystemExit when an entry does not read back
     assert [len(r.calls) for r in results] == [len(e.intended) for e in entries]
     assert all(not r.calls for e, r in zip(entries, results, strict=True) if e.name.startswith("malformed"))
+
+
+def test_start_offers_every_registered_format(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = capsys.readouterr().out
+    assert all(name in help_text for name in FORMATS)

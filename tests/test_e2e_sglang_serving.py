@@ -34,12 +34,12 @@ pytest.importorskip("test_sglang_adapter")  # imports SGLang first, leaving no t
 from helpers import char_chunks, load_corpus, random_chunks, run_chunks, token_chunks
 from sglang.srt.plugins import load_plugins
 from test_sglang_adapter import BASE_TOOLS, PROSE, REQUIRED_SAMPLES, accepts, leaves_no_trace
-from toolcall_parsers import get_format, parse
+from toolcall_parsers import FORMATS, get_format, parse
 from toolcall_parsers.core.events import CallEnd, CallStart
+from toolcall_parsers.toolbox.openai_stream import StreamFold
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
-FORMATS = ("hermes_json", "llama_pythonic", "minimax_xml", "mistral_json", "tagged")
 CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
 SGLANG_ID = re.compile(r"call_[0-9a-f]{24}")
 
@@ -195,33 +195,17 @@ async def _respond(serving: Any, request: Any, stream: bool) -> dict[str, Any]:
             "calls": calls,
             "finish_reason": choice.finish_reason,
         }
-    content: list[str] = []
-    reasoning: list[str] = []
-    calls: dict[int, list[str]] = {}
-    finish_reason = None
+    fold = StreamFold()  # the toolbox's one accumulator: it checks OpenAI's delta rules
     async for event in response.body_iterator:
         for line in event.split("\n"):
-            if not line.startswith("data: ") or line == "data: [DONE]":
-                continue
-            chunk = json.loads(line[len("data: ") :])
-            for choice in chunk["choices"]:
-                delta = choice["delta"]
-                content.append(delta.get("content") or "")
-                reasoning.append(delta.get("reasoning_content") or "")
-                for call in delta.get("tool_calls") or []:
-                    function = call["function"]
-                    if call["index"] not in calls:  # a call's first chunk: id and name, once
-                        assert call["index"] == len(calls) and call["id"] and function["name"], call
-                        calls[call["index"]] = [call["id"], function["name"], ""]
-                    else:
-                        assert call["id"] is None and function["name"] is None, call
-                    calls[call["index"]][2] += function.get("arguments") or ""
-                finish_reason = choice["finish_reason"] or finish_reason
+            if line.startswith("data: ") and line != "data: [DONE]":
+                fold.add_chunk(json.loads(line[len("data: ") :]))
+    assert not fold.problems, fold.problems
     return {
-        "content": "".join(content) or None,
-        "reasoning": "".join(reasoning) or None,
-        "calls": [tuple(calls[i]) for i in sorted(calls)],
-        "finish_reason": finish_reason,
+        "content": fold.content,
+        "reasoning": fold.reasoning,
+        "calls": [(c.id, c.name, c.arguments) for c in fold.calls],
+        "finish_reason": fold.finish,
     }
 
 
@@ -274,7 +258,7 @@ def test_corpus_through_the_serving_layer(stack, fmt, case):
         check_client(stack.run(fmt, tokens, stream=True, tools=tools), fmt, text, tools, "tokens, incremental")
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
 @pytest.mark.parametrize("request_fields", [{"tool_choice": "none"}, {"tools": None}])
 def test_text_passes_untouched_without_tool_calling(stack, fmt, request_fields):
     text = f"  Here: {REQUIRED_SAMPLES[fmt][0]}  "
@@ -310,14 +294,18 @@ def test_with_a_reasoning_parser(stack, fmt, reasoning, text):
     ] * 2
 
 
-def test_cut_off_output_keeps_finish_reason_length(stack):
-    text = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par'
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_cut_off_output_keeps_finish_reason_length(stack, fmt):
+    """A call cut by `max_tokens` (its text cut where parse() finds no call): text, and "length"."""
+    written = "Checking.\n" + REQUIRED_SAMPLES[fmt][0]
+    text = next(written[:n] for n in range(len(written) - 1, 0, -1) if not parse(fmt, written[:n], BASE_TOOLS).calls)
+    expected = parse(fmt, text, BASE_TOOLS).content
     for stream in (False, True):
-        got = stack.run("hermes_json", list(text), stream=stream, finish="length")
-        assert (got["content"], got["calls"], got["finish_reason"]) == (text, [], "length")
+        got = stack.run(fmt, list(text), stream=stream, finish="length")
+        assert (got["content"], got["calls"], got["finish_reason"]) == (expected, [], "length")
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
 @pytest.mark.parametrize("choice", ["required", "named"])
 def test_required_and_named_through_the_serving_layer(stack, fmt, choice):
     """The constraint SGLang derives for the request is compiled by its real xgrammar backend (over
@@ -327,14 +315,16 @@ def test_required_and_named_through_the_serving_layer(stack, fmt, choice):
     tool_choice = "required" if choice == "required" else {"type": "function", "function": {"name": "get_weather"}}
     sample = REQUIRED_SAMPLES[fmt][0]
     expected = [(c.name, c.arguments_json) for c in parse(fmt, sample, BASE_TOOLS).calls]
-    if fmt == "llama_pythonic":  # no Python grammar: SGLang's JSON array, read by SGLang's own parser
-        sample = '[{"name": "get_weather", "parameters": {"city": "Paris"}}]'
+    own = FORMATS[fmt].required is not None
+    if not own:  # no grammar of its own: SGLang's JSON array, read by SGLang's own parser
+        ((name, arguments),) = [(c.name, c.arguments) for c in parse(fmt, sample, BASE_TOOLS).calls]
+        sample = json.dumps([{"name": name, "parameters": arguments}])
     for stream in (False, True):
         got = stack.run(fmt, list(sample), stream=stream, tool_choice=tool_choice)
         assert [c[1:] for c in got["calls"]] == expected, stream
         assert got["content"] is None and got["finish_reason"] == "tool_calls"
     params = got["sampling_params"]
-    if fmt == "llama_pythonic":
+    if not own:
         assert "get_weather" in params["json_schema"]
         return
     backend = XGrammarGrammarBackend(stack.tokenizer, vocab_size=len(stack.tokenizer))

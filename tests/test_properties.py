@@ -19,7 +19,7 @@ import pytest
 from helpers import result_of, run_chunks
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from toolcall_parsers import get_format, parse
+from toolcall_parsers import FORMATS, get_format, parse
 from toolcall_parsers.core.events import CallArgs, CallEnd, CallStart, Text, merge_text
 from toolcall_parsers.core.limits import Limits
 
@@ -296,7 +296,27 @@ def qwen_document_block(draw) -> tuple[str, list[tuple[str, dict[str, Any]]], li
     return f"<tool_call>{sep}{sep.join(functions)}{sep}</tool_call>", calls, tools
 
 
-BLOCKS = {
+written_values = st.from_regex(r"[A-Za-z0-9]{1,12}", fullmatch=True)
+"""Values every format writes and reads back as given (no markers, quotes, spaces or line breaks)."""
+
+
+@st.composite
+def written_document_block(
+    draw, fmt: str, most: int = 1
+) -> tuple[str, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """Any registered format's block, written by its spec's `write`: up to `most` calls of declared
+    tools whose parameters are required strings (so positional formats, gptme's blocks, write them
+    too). One call by default: what a writer puts between calls (a line break) is text."""
+    calls, tools = [], []
+    for i in range(draw(st.integers(1, most))):
+        name = f"{draw(identifiers)}_{i}"
+        params = draw(st.lists(identifiers, max_size=3, unique=True))
+        calls.append((name, {param: draw(written_values) for param in params}))
+        tools.append(tool_block_tool(name, params))
+    return get_format(fmt).write(calls), calls, tools
+
+
+HAND_WRITTEN_BLOCKS = {
     "qwen_xml": qwen_document_block(),
     "markdown_tools": markdown_tools_document_block(),
     "xml_tools": xml_tools_document_block(),
@@ -307,6 +327,16 @@ BLOCKS = {
     "mistral_json": mistral_document_block(),
     "tagged": tagged_document_block(),
 }
+"""Formats with a strategy of their own (their tricky values, variants and typing)."""
+BLOCKS = {
+    fmt: HAND_WRITTEN_BLOCKS[fmt] if fmt in HAND_WRITTEN_BLOCKS else written_document_block(fmt) for fmt in FORMATS
+}
+"""Every registered format's document blocks: its own strategy where it has one, else the generic
+one built on its `write`, so every property runs on every registered format."""
+
+
+def test_every_registered_format_has_blocks():
+    assert set(BLOCKS) == set(FORMATS) and set(HAND_WRITTEN_BLOCKS) <= set(FORMATS)
 
 
 PROSE = {"llama_json": prose.filter(lambda p: not p.lstrip().startswith(";") and not p.endswith("\r"))}  # `\r\n`
@@ -362,6 +392,27 @@ def test_known_documents_parse_exactly_under_any_chunking(data, fmt):
     assert [c.index for c in result.calls] == list(range(len(calls)))
     assert run_chunks(fmt, split(data.draw, text), tools) == whole
     assert run_chunks(fmt, list(text), tools) == whole
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from(sorted(FORMATS)))
+def test_written_blocks_parse_exactly_under_any_chunking(data, fmt):
+    """The generic strategy (a format's own `write`) holds on every format, the hand-written ones
+    included: what a new format gets before it has a strategy of its own."""
+    prose_ = PROSE.get(fmt, prose)
+    parts, calls, tools = [data.draw(prose_)], [], []
+    for _ in range(data.draw(st.integers(1, 2))):
+        block, block_calls, block_tools = data.draw(written_document_block(fmt, most=3))
+        parts += [f"\n{block}\n", data.draw(prose_)]  # on its own lines, as templates write calls
+        calls, tools = calls + block_calls, tools + block_tools
+    assume(len({t["function"]["name"] for t in tools}) == len(tools))
+    text = "".join(parts)
+    whole = run_chunks(fmt, [text], tools)
+    result = result_of(whole)
+    # What a writer puts between calls (a line break) is text: compare all but whitespace.
+    assert "".join((result.content or "").split()) == "".join("".join(parts[::2]).split())
+    assert [(c.name, c.arguments) for c in result.calls] == calls
+    assert run_chunks(fmt, split(data.draw, text), tools) == whole
 
 
 @SETTINGS
@@ -567,3 +618,38 @@ def test_the_stream_tells_the_same_story_as_the_finished_response(fmt, policy, d
     chunkings = [split(data.draw, text), [text]] + ([list(text)] if len(text) <= 600 else [])
     for chunks in chunkings:
         assert client_view(run_chunks(fmt, chunks, tools, streaming=policy)) == want
+
+
+# -- line breaks: `\r\n` is one line break in every format (issue 18) -----------------------------
+
+
+def crlf(text: str) -> str:
+    """`text` with every line break written `\\r\\n`, and no `\\r` of its own anywhere else."""
+    return text.replace("\r", "").replace("\n", "\r\n")
+
+
+HALF_A_LINE_BREAK = re.compile(r"\r(?!\n)|(?<!\r)\n")
+"""A `\\r` without its `\\n`, or a `\\n` without its `\\r`."""
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@HEAVY
+@given(st.data())
+def test_a_crlf_line_break_is_never_split(fmt, data):
+    """Documents (valid, or mutated) whose every line break is `\\r\\n`: the stream in any chunking
+    tells what parse() tells, and the content holds no half of a line break. The input has none, so
+    a lone `\\r` (or `\\n`) in the content was not in the input at that place: a format took only the
+    `\\n` (or only the `\\r`) of a `\\r\\n` as framing."""
+    if data.draw(st.booleans()):
+        text, tools = data.draw(mutated_documents(fmt))
+    else:
+        text, _, _, tools = data.draw(documents(fmt))
+    text = crlf(text)
+    expected = parse(fmt, text, tools)
+    assert not HALF_A_LINE_BREAK.search(expected.content or ""), expected.content
+    want = (expected.content, [(c.name, c.arguments_json) for c in expected.calls])
+    whole = run_chunks(fmt, [text], tools, streaming="complete")
+    for chunks in [split(data.draw, text)] + ([list(text)] if len(text) <= 600 else []):
+        assert run_chunks(fmt, chunks, tools, streaming="complete") == whole
+    result = result_of(whole)
+    assert (result.content, [(c.name, c.arguments_json) for c in result.calls]) == want

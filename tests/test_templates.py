@@ -10,7 +10,7 @@ import pytest
 from helpers import result_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from toolcall_parsers import get_format, parse
+from toolcall_parsers import FORMATS, get_format, parse
 
 TOOLS = [
     {
@@ -524,3 +524,26 @@ def test_tool_block_prompt_shows_each_tool_as_its_block(smollm2_tokenizer, fmt):
     shown = "```save <path>\n<content>\n```" if fmt == "markdown_tools" else '<save args="<path>">\n<content>\n</save>'
     assert shown in prompt and "Write a file" in prompt
     assert prompt.endswith("<|im_start|>assistant\n")
+
+
+# -- every registered format ------------------------------------------------------------------------
+
+WRITTEN_CALLS = [("get_weather", {"city": "Paris"}), ("search", {"query": "café in Zürich"})]
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_template_writes_what_its_writer_writes(fmt):
+    """The assistant turn a format's template renders for calls (the toolbox's `write_calls`) and its
+    spec's `write` hold the same calls, and parse() reads both back; the prompt shows every tool."""
+    from toolcall_parsers.detect import PROBE_TOOLS, template_renderer
+    from toolcall_parsers.toolbox.forced import write_calls
+
+    templated = write_calls(fmt, WRITTEN_CALLS, content="Sure.", tools=PROBE_TOOLS)
+    written = FORMATS[fmt].write(WRITTEN_CALLS)
+    for text in (templated, written):
+        result = parse(fmt, text, PROBE_TOOLS)
+        assert [(c.name, c.arguments) for c in result.calls] == WRITTEN_CALLS, text
+    assert parse(fmt, templated, PROBE_TOOLS).content == "Sure."
+    render = template_renderer(FORMATS[fmt].template_path.read_text(encoding="utf-8"))
+    prompt = render([{"role": "user", "content": "go"}], add_generation_prompt=True, tools=PROBE_TOOLS)
+    assert all(tool["function"]["name"] in prompt for tool in PROBE_TOOLS)
