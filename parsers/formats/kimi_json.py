@@ -78,17 +78,6 @@ def kimi_call_id(name: str, index: int) -> str:
     return f"functions.{name}:{index}"
 
 
-def _marker_at(text: str, pos: int, markers: Sequence[str]) -> str | None:
-    """The marker of `markers` at `pos`; None while `text[pos:]` may still grow into one; "" if none."""
-    rest = text[pos : pos + max(map(len, markers))]
-    for marker in markers:
-        if rest.startswith(marker):
-            return marker
-    if any(marker.startswith(rest) for marker in markers) and pos + len(rest) == len(text):
-        return None
-    return ""
-
-
 def _fits(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
     """Whether arguments fit a tool's parameters: every key a property, every required one there."""
     properties = schema.get("properties")
@@ -153,7 +142,7 @@ class KimiJsonStream(FormatStream):
         if ws_end > pos:
             self._raw.append(text[pos:ws_end])
             return ws_end
-        found = _marker_at(text, pos, _IN_SECTION)
+        found = self._literal_at(text, pos, _IN_SECTION)
         if found is None:
             return None
         if found == CALL_BEGIN:
@@ -219,7 +208,7 @@ class KimiJsonStream(FormatStream):
         if ws_end > pos:
             self._raw.append(text[pos:ws_end])
             return ws_end
-        found = _marker_at(text, pos, (ARG_BEGIN,))
+        found = self._literal_at(text, pos, (ARG_BEGIN,))
         if found is None:
             return None
         if not found:
@@ -295,7 +284,7 @@ class KimiJsonStream(FormatStream):
             self._raw.append(text[pos:ws_end])
             return ws_end
         if text[pos] == "<":
-            found = _marker_at(text, pos, _EMPTY_ARGS)
+            found = self._literal_at(text, pos, _EMPTY_ARGS)
             if found is None:
                 return None
             if not found:
@@ -334,7 +323,7 @@ class KimiJsonStream(FormatStream):
         ws_end = _WS.match(text, pos).end()  # type: ignore[union-attr]
         if ws_end > pos:
             return ws_end  # whitespace next to the call
-        found = _marker_at(text, pos, _AFTER_ARGS)
+        found = self._literal_at(text, pos, _AFTER_ARGS)
         if found is None:
             return None
         assert self._args is not None
