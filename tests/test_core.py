@@ -222,3 +222,72 @@ def test_string_arguments_with_a_surrogate_pair_split_across_escape_and_raw_char
     text = '<TOOL_CALLS>w "{\\"\\":6,\\"\\":\\"\\\\ud83d\ude00\\"}"'
     (call,) = parse("tagged", text).calls
     assert call.arguments == {"": "\U0001f600"} == json.loads(call.arguments_json)
+
+
+# -- shared pieces: line breaks, literals, whitespace as markup (issue 18) ------------------------
+
+
+def test_a_line_break_is_lf_or_crlf_and_a_final_cr_may_start_one():
+    from toolcall_parsers.core.lines import before_break, break_at, next_break, trailing_break
+
+    assert next_break("ab\r\ncd", 0) == (2, "\r\n")
+    assert next_break("a\rb\ncd", 0) == (3, "\n")  # a lone `\r` breaks no line
+    assert next_break("ab\r", 0) == (2, "")  # held: it may start a `\r\n`
+    assert next_break("ab", 0) == (2, "")
+    assert [break_at(t, 0) for t in ("\r\n", "\n", "\rx", "x", "\r")] == [2, 1, 0, 0, None]
+    assert [trailing_break(t) for t in ("a\r\n", "a\n", "a\r", "\n\r\n")] == [2, 1, 0, 2]
+    assert before_break("info\r") == "info" and before_break("info") == "info"
+
+
+def test_the_line_start_hold_keeps_a_crlf_whole():
+    from toolcall_parsers.core.lines import LineStarts
+
+    out: list[str] = []
+    lines = LineStarts(out.append)
+    assert lines.at_line_start  # the output's start
+    for piece in ("Hi\r", "\n", "  "):
+        lines.text(piece)
+    assert "".join(out) == "Hi" and lines.pending() == "\r\n  " and lines.at_line_start
+    assert lines.take() == "\r\n  " and not lines.at_line_start  # a call at the line start takes it
+    lines.text("x\r")
+    assert lines.take() == "" and "".join(out) == "Hix\r"  # mid-line, a held `\r` is text
+
+
+def test_the_held_break_is_text_unless_the_end_follows_it():
+    from toolcall_parsers.core.lines import HeldBreak
+
+    held = HeldBreak()
+    assert held.hold("\r\n") == "" and held.hold("\n") == "\r\n"  # the first one was text
+    assert held.release() == "\n" and held.held == ""
+    held.hold("\n")
+    held.drop()
+    assert held.release() == ""
+
+
+def test_a_literal_is_here_partial_or_a_mismatch():
+    from toolcall_parsers.core.markers import literal_at
+
+    assert literal_at("x</tool_call>", 1, ["</tool_call>"]) == "</tool_call>"
+    assert literal_at("x</tool", 1, ["</tool_call>"]) is None  # may still grow into it
+    assert literal_at("x</toolx", 1, ["</tool_call>"]) == ""
+    assert literal_at("[ARG", 0, ["[CALL_ID]", "[ARGS]"]) is None
+    assert literal_at("[ARGS]", 0, ["[CALL_ID]", "[ARGS]"]) == "[ARGS]"
+
+
+def test_whitespace_as_markup_is_consumed_into_the_markup():
+    stream = get_format("hermes_json").stream()
+    markup: list[str] = []
+    assert stream._markup_ws("a \t\r\n b", 1, markup) == 6 and markup == [" \t\r\n "]
+    assert stream._markup_ws("ab", 1, markup) == 1 and markup == [" \t\r\n "]
+    assert stream._markup_ws("a\u00a0b", 1, markup) == 1  # JSON whitespace only, unless the format says
+    assert get_format("xml_tools").stream()._markup_ws("a\u00a0b", 1, markup) == 2
+
+
+def test_the_lexer_names_an_unfinished_token():
+    from toolcall_parsers.core.json_lexer import Unfinished
+
+    lexer = JsonLexer()
+    _, stop, error = lexer.read('{"a": 12')
+    assert (stop, error) == (6, None) and type(stop) is int  # the number may go on: presented again
+    stop = lexer._lex_scalar("12", 0, [])
+    assert type(stop) is Unfinished and stop == 0

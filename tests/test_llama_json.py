@@ -101,9 +101,9 @@ def test_a_crlf_before_a_line_start_call_is_one_line_break(text, content):
 
 def test_a_carriage_return_that_may_start_a_line_break_is_held_one_character():
     s = stream()
-    assert s.feed("Hi\r") == [Text("Hi")] and s._buf == "" and s._cr  # kept aside
-    assert s.feed("\r") == [] and s._cr  # the first one is text (its whitespace waits for more text)
-    assert s.feed("\n") == [] and not s._cr
+    assert s.feed("Hi\r") == [Text("Hi")] and s._buf == "" and s._lines.pending() == "\r"  # kept aside
+    assert s.feed("\r") == [] and s._lines.pending() == "\r"  # the first one is text (its whitespace waits)
+    assert s.feed("\n") == [] and s._lines.pending() == "\r\n"  # a line break, held at the line start
     assert s.feed(call(city="A") + "x") == [
         CallStart(0, "call_0", "f"),
         CallArgs(0, '{"city": "A"}'),

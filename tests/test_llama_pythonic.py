@@ -221,6 +221,28 @@ def test_an_indented_list_is_read_and_its_line_break_belongs_to_it(text, content
     assert result.content == content
 
 
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("Hi\r\n[f(a=1)]\r\nBye", "Hi\r\nBye"),  # was "Hi\r\r\nBye": only the `\n` went with the list
+        ("Hi\r\r\n  [f(a=1)]b", "Hi\rb"),  # one `\r` goes with the break
+        ("Hi\r\n[f(a=1)]\r\n[f(a=1)]\r", "Hi"),
+        ("Hi\r<|python_tag|>[f(a=1)]", "Hi"),  # trailing whitespace of content is trimmed
+    ],
+)
+def test_a_crlf_before_a_line_start_list_is_one_line_break(text, content):
+    """As in llama_json (`core/lines.py` holds the line start for both)."""
+    result = parsed(text)
+    assert result.content == content
+    assert calls(result) == [("f", {"a": 1})] * text.count("[f(")
+
+
+def test_a_lone_carriage_return_breaks_no_line():
+    assert parsed("Hi\r[f(a=1)]").calls == []  # mid-line: an undeclared tool is text
+    assert calls(parsed("Hi\r[f(a=1)]", tools("f"))) == [("f", {"a": 1})]
+    assert parsed("Hi\r[f(a=1)]", tools("f")).content == "Hi"
+
+
 def test_a_trailing_comma_after_the_last_call_is_accepted():
     result = parsed("[f(), g(a=1),]")
     assert calls(result) == [("f", {}), ("g", {"a": 1})]

@@ -67,6 +67,17 @@ def test_one_newline_each_side_is_framing():
     assert parse("qwen_xml", inline, tools=TOOLS).calls[0].arguments == {"content": "x"}
 
 
+def test_a_crlf_framing_line_break_is_one_line_break():
+    """`\r\n` around a value is framing as a whole (`core/lines.py`) when the value opens with one;
+    opened with `\n` (the template's spelling), a value ending in `\r` reads back as written."""
+    cases = [("\r\nv\r\n", "v"), ("\r\n\r\nv\r\n\r\n", "\r\nv\r\n"), ("\r\nv\r", "v\r"), ("\r\nv\n", "v")]
+    cases += [("\nv\r\n", "v\r"), ("\rv\r\n", "\rv\r"), ("\na\r\n\n", "a\r\n")]
+    for value, expected in cases:
+        text = f"<tool_call>\r\n<function=write_file>\r\n<parameter=content>{value}</parameter>\r\n</function>"
+        for chunks in all_chunkings(text):
+            assert result_of(run_chunks("qwen_xml", chunks, TOOLS)).calls[0].arguments == {"content": expected}
+
+
 def test_parameter_close_is_held_until_its_meaning_is_known():
     s = stream()
     s.feed("<tool_call>\n<function=write_file>\n<parameter=content>\na")

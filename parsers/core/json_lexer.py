@@ -150,7 +150,7 @@ class JsonLexer:
                 if self._in_string:
                     stop = self._lex_string(text, i, tokens)
                     if type(stop) is Unfinished:
-                        return tokens, stop, None
+                        return tokens, int(stop), None
                     i = stop
                     continue
                 c = text[i]
@@ -169,7 +169,7 @@ class JsonLexer:
                     self._in_string = True
                     stop = self._lex_string(text, i + 1, tokens, opened=True)
                     if type(stop) is Unfinished:
-                        return tokens, stop, None
+                        return tokens, int(stop), None
                     i = stop
                 elif c in "{[":
                     if self._expect not in (_VALUE, _VALUE_OR_CLOSE):
@@ -208,7 +208,7 @@ class JsonLexer:
                         raise JsonSyntaxError(f"unexpected {c!r}", i)
                     stop = self._lex_scalar(text, i, tokens)
                     if type(stop) is Unfinished:
-                        return tokens, stop, None
+                        return tokens, int(stop), None
                     i = stop
         except JsonSyntaxError as err:
             return tokens, err.pos, err

@@ -86,10 +86,11 @@ class LineStarts:
         if self._cr:  # the held `\r` goes out with what follows it, or joins its line break
             self._cr, text = False, "\r" + text
         newline = text.rfind("\n")
-        if newline < 0 and self._held is not None and _INDENT.fullmatch(text):
-            self._held.append(text)  # more indentation
-            return
-        self.release()
+        if self._held is not None:
+            if newline < 0 and _INDENT.fullmatch(text):
+                self._held.append(text)  # more indentation
+                return
+            self.release()
         if newline >= 0 and _INDENT.fullmatch(text, newline + 1):  # the text ends at a line start
             cut = newline - 1 if newline > 0 and text[newline - 1] == "\r" else newline
             self._emit(text[:cut])

@@ -14,8 +14,10 @@ file that holds XML), so a tag ends the value only where what follows it says so
   parameter's open tag on its own line then ends the value. Such a tag is left for the format to
   read (`ValueEnd.kept`: how much of it belongs to the value's markup).
 - With `framing_newlines`, one line break right after the open tag and one right before the end are
-  markup (Qwen3-Coder's template writes the value on its own lines), not data; a line break is `\n`
-  or `\r\n`, one break either way (`core/lines.py`).
+  markup (Qwen3-Coder's template writes the value on its own lines), not data. Both are written
+  alike: after an opening `\r\n` (one line break, `core/lines.py`), a closing `\r\n` is framing
+  too, so a value written with `\r\n` line breaks keeps no stray `\r`; after an opening `\n`, as
+  the template writes it, only the `\n` is, so a value that ends with `\r` reads back as written.
 
 The value is typed by its JSON schema and streamed by `core.typed_values.ValueWriter`. What the
 reader holds back is bounded: a partial end tag or follower (both short), and with framing
@@ -81,6 +83,7 @@ class ParameterValueReader:
         self._at_start = True  # nothing of the value read yet (a framing newline may come)
         self._line_start = False  # the value's text so far ends a line
         self._break = HeldBreak()  # a trailing line break not sent yet: framing if the value ends here
+        self._crlf = False  # the value opened with a `\r\n`: a closing one is framing too
         self._end: ValueEnd | None = None  # an end tag read, waiting for what follows it
         self._closing: list[str] = []  # that tag and the whitespace after it, not yet known as markup
         self._oversize: str | None = None  # the arguments passed their bound inside this value
@@ -91,6 +94,7 @@ class ParameterValueReader:
         self._at_start = True
         self._line_start = False
         self._break = HeldBreak()
+        self._crlf = False
         self._end = None
         self._closing = []
         self._oversize = None
@@ -110,6 +114,7 @@ class ParameterValueReader:
             if size is None:
                 return None, None, None  # a `\r`: it may start the framing line break
             self._at_start = False
+            self._crlf = size == 2
             if size:
                 self._keep(text[pos : pos + size])
                 self._line_start = True
@@ -118,7 +123,7 @@ class ParameterValueReader:
         m = self._scanner.search(text, pos)
         if m is None:
             cut = self._scanner.releasable(text, pos)
-            if self._framing and cut == len(text) and text[cut - 1] == "\r":
+            if self._crlf and cut == len(text) and text[cut - 1] == "\r":
                 cut -= 1  # it may start a line break, which may be framing
             self._data(text[pos:cut])
             return (cut if cut > pos else None), None, None
@@ -175,7 +180,7 @@ class ParameterValueReader:
         self._line_start = text.endswith("\n")
         if self._framing:  # a line break ending it waits: framing if the value ends right after it
             text = self._break.release() + text
-            size = trailing_break(text)
+            size = trailing_break(text) if self._crlf else int(self._line_start)
             if size:
                 self._break.hold(text[-size:])
                 text = text[:-size]
