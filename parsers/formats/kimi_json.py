@@ -50,7 +50,7 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.json_calls import ArgumentsReader
 from ..core.outside import OutsideCalls
-from ..core.stream import FormatStream, NotACall
+from ..core.stream import ANY_SPACE, JSON_SPACE, FormatStream, NotACall
 from .spec import Call, CallTag, ConstraintRequest, Format
 
 SECTION_BEGIN, SECTION_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
@@ -63,8 +63,6 @@ THINK_MARKERS = ("<think>", "</think>")
 _IN_SECTION = (CALL_BEGIN, *SECTION_ENDS, *SECTION_BEGINS)  # what may follow a call, or a section's begin
 _AFTER_ARGS = (CALL_END, *_IN_SECTION)
 _EMPTY_ARGS = (CALL_END, *SECTION_ENDS)
-_WS = re.compile(r"[ \t\r\n]*")
-_HEAD_WS = re.compile(r"\s*")
 _ID_CHARS = re.compile(r"[^\s<]*")
 _ID_SLACK = 32  # the id's characters beyond the name's bound: `functions.` and the counter
 _NAME_AND_COUNTER = re.compile(r"(?:functions\.)?(.+):[0-9]+")
@@ -138,10 +136,9 @@ class KimiJsonStream(FormatStream):
     def _scan_section(self, text: str, pos: int) -> int | None:
         """Between calls: whitespace, then a call, the section's end, a new section, or, after a
         call, text (the section's end is missing; its calls stand)."""
-        ws_end = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        if ws_end > pos:
-            self._raw.append(text[pos:ws_end])
-            return ws_end
+        at = self._markup_ws(text, pos, self._raw)
+        if at > pos:
+            return at
         found = self._literal_at(text, pos, _IN_SECTION)
         if found is None:
             return None
@@ -179,10 +176,9 @@ class KimiJsonStream(FormatStream):
     # -- the header: the id ------------------------------------------------------------------------
 
     def _scan_head(self, text: str, pos: int) -> int | None:
-        ws_end = _HEAD_WS.match(text, pos).end()  # type: ignore[union-attr]
-        if ws_end > pos:
-            self._raw.append(text[pos:ws_end])
-            return ws_end
+        at = self._markup_ws(text, pos, self._raw, ANY_SPACE)
+        if at > pos:
+            return at
         self._state = _AFTER_ID if text[pos] == "<" else _ID
         return pos
 
@@ -204,10 +200,9 @@ class KimiJsonStream(FormatStream):
         return end
 
     def _scan_after_id(self, text: str, pos: int) -> int | None:
-        ws_end = _HEAD_WS.match(text, pos).end()  # type: ignore[union-attr]
-        if ws_end > pos:
-            self._raw.append(text[pos:ws_end])
-            return ws_end
+        at = self._markup_ws(text, pos, self._raw, ANY_SPACE)
+        if at > pos:
+            return at
         found = self._literal_at(text, pos, (ARG_BEGIN,))
         if found is None:
             return None
@@ -279,10 +274,9 @@ class KimiJsonStream(FormatStream):
     def _scan_args_start(self, text: str, pos: int) -> int | None:
         """After `<|tool_call_argument_begin|>`: whitespace, then the JSON value, or no arguments
         at all (the call's or the section's end right there: `{}`)."""
-        ws_end = _HEAD_WS.match(text, pos).end()  # type: ignore[union-attr]
-        if ws_end > pos:
-            self._raw.append(text[pos:ws_end])
-            return ws_end
+        at = self._markup_ws(text, pos, self._raw, ANY_SPACE)
+        if at > pos:
+            return at
         if text[pos] == "<":
             found = self._literal_at(text, pos, _EMPTY_ARGS)
             if found is None:
@@ -320,7 +314,7 @@ class KimiJsonStream(FormatStream):
 
     def _scan_after_value(self, text: str, pos: int) -> int | None:
         """The value is complete, so the call stands: its end marker, or what comes instead."""
-        ws_end = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        ws_end = JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
         if ws_end > pos:
             return ws_end  # whitespace next to the call
         found = self._literal_at(text, pos, _AFTER_ARGS)
