@@ -85,16 +85,9 @@ def mistral_v3_text(code: str) -> str:
     return f"[TOOL_CALLS] {json.dumps([call])}"
 
 
-BUILTINS: dict[str, tuple[str, ...]] = {
-    "hermes_json": ("hermes",),
-    "minimax_xml": ("minimax_m2",),
-    "mistral_json": ("mistral",),
-    "llama_pythonic": ("pythonic", "llama4_pythonic"),
-    "llama_json": ("llama3_json",),
-    "qwen_xml": ("qwen3_coder", "qwen3_xml"),
-}
-"""vLLM's built-in parser(s) for the same family as each of ours: engine knowledge, not the spec's. A
-format missing here is measured against the floors only."""
+BUILTINS: dict[str, tuple[str, ...]] = {name: fmt.vllm_names for name, fmt in FORMATS.items() if fmt.vllm_names}
+"""vLLM's built-in parsers for the models of each of ours (the spec's `vllm_names`). A format with
+none is measured against the floors only."""
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,12 @@ cell says whether the client got the model's arguments back (`ok`) or not (`wron
     python scripts/bench_sglang.py [--sizes 1024,16384,65536] [--repeat 3] [--workloads hermes_json,...]
 
 `--corpus` instead runs the corpus of every registered format (tests/corpus) through our detectors
-and SGLang's built-ins for the same family where it has them (`BUILTINS`: `hermes`, `qwen`,
-`minimax-m2`, `mistral`, `pythonic`), as the serving layer uses them (non-streaming behind
-`has_tool_call`; streaming folded as a client does), in four modes (non-streaming, one character per
-delta, random 1-7 character deltas, SmolLM2 token deltas), and counts the cases whose result
-equals the corpus's expected content (trimmed) and calls (names and decoded arguments). Built-ins
-run with `SGLANG_FORWARD_UNKNOWN_TOOLS=1`, so calls to tools the case does not declare do not count
-against them.
+and SGLang's built-ins for the same models (`BUILTINS`, the spec's `sglang_names`), as the serving
+layer uses them (non-streaming behind `has_tool_call`; streaming folded as a client does), in four
+modes (non-streaming, one character per delta, random 1-7 character deltas, SmolLM2 token deltas),
+and counts the cases whose result equals the corpus's expected content (trimmed) and calls (names
+and decoded arguments). Built-ins run with `SGLANG_FORWARD_UNKNOWN_TOOLS=1`, so calls to tools the
+case does not declare do not count against them.
 
     python scripts/bench_sglang.py --corpus
 """
@@ -46,14 +45,9 @@ from toolcall_parsers.formats import FORMATS
 CLOCK = time.process_time
 """CPU time: machines here are shared, and a busy neighbour must not look like a parser's cost."""
 FLOORS = ("floor", "floor_calls")
-BUILTINS: dict[str, tuple[str, ...]] = {
-    "hermes_json": ("hermes", "qwen"),
-    "minimax_xml": ("minimax-m2",),
-    "mistral_json": ("mistral",),
-    "llama_pythonic": ("pythonic",),
-}
-"""SGLang's own detectors for the family of each of our formats: engine knowledge, not the spec's. A
-format missing here is measured against the floors (and in the corpus, alone)."""
+BUILTINS: dict[str, tuple[str, ...]] = {name: fmt.sglang_names for name, fmt in FORMATS.items() if fmt.sglang_names}
+"""SGLang's own detectors for the models of each of ours (the spec's `sglang_names`). A format with
+none is measured against the floors (and in the corpus, alone)."""
 WRITE_FILE = {
     "type": "function",
     "function": {

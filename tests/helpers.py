@@ -51,18 +51,21 @@ def token_chunks(
     encode: Callable[[str], Sequence[int]], decode: Callable[[Sequence[int]], str], text: str
 ) -> list[str]:
     """Split `text` into the deltas a detokenizer sends: one per token, empty while a multi-byte
-    character is incomplete (as vLLM's incremental detokenizer does)."""
+    character is incomplete. As vLLM's incremental detokenizer does, each step decodes a short window
+    of recent tokens, the tokens last sent as its prefix (so a tokenizer that drops a leading space at
+    the start of a sequence spells the new token as it would mid-text): linear in the text."""
     ids = list(encode(text))
-    chunks, sent = [], ""
+    chunks: list[str] = []
+    prefix = read = 0  # the window's start, and where the text sent so far ends, in tokens
     for i in range(len(ids)):
-        current = decode(ids[: i + 1])
-        if current.endswith("\ufffd"):
+        shown = decode(ids[prefix:read])
+        current = decode(ids[prefix : i + 1])
+        if current.endswith("\ufffd") or len(current) < len(shown):
             chunks.append("")
             continue
-        assert current.startswith(sent), (sent, current)
-        chunks.append(current[len(sent) :])
-        sent = current
-    assert sent == text, "tokenizer does not round-trip the text"
+        chunks.append(current[len(shown) :])
+        prefix, read = read, i + 1
+    assert "".join(chunks) == text, "tokenizer does not round-trip the text"
     return chunks
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import char_chunks, counter_ids, load_corpus, random_chunks, spy_on_readers, summary, token_chunks
+from helpers import counter_ids, load_corpus, random_chunks, spy_on_readers
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
 from toolcall_parsers.core.events import Event, build_result, merge_text
 from toolcall_parsers.formats import ConstraintRequest
@@ -54,23 +54,9 @@ def call(call_id: str, args: str) -> str:
 
 
 def test_corpus_size_and_sources():
+    """The cases themselves run in every chunking in tests/test_corpus.py (ids included)."""
     assert len(CASES) >= 30
     assert all(case["source"] and case["tools"] for case in CASES)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_corpus_case_in_every_chunking(case, codecs):
-    text, tools = case["text"], case["tools"]
-    reference = run([text], tools)
-    result = build_result(reference)
-    assert summary(result) == case["expected"]
-    if "expected_ids" in case:
-        assert [c.id for c in result.calls] == case["expected_ids"]
-    chunkings = {"chars": char_chunks(text), **{f"random{s}": random_chunks(text, s) for s in range(3)}}
-    for name, (encode, decode) in codecs.items():
-        chunkings[f"tokens:{name}"] = token_chunks(encode, decode, text)
-    for mode, chunks in chunkings.items():
-        assert run(chunks, tools) == reference, mode
 
 
 # -- ids ----------------------------------------------------------------------------------------------
@@ -224,7 +210,7 @@ def test_required_constraint_describes_the_format():
     schemas = {"get_weather": {"type": "object", "properties": {"city": {"type": "string"}}}, "now": {}}
     tag = required_constraint(ConstraintRequest(schemas, single=True))
     section = tag["format"]
-    assert (section["begin"], section["end"]) == (SB, SE)
+    assert (section["begin"], section["end"]) == (SB, [SE, "<|tool_call_section_end|>"])
     calls = section["content"]
     assert calls["stop_after_first"] and calls["at_least_one"]
     assert [t["begin"] for t in calls["tags"]] == [f"{CB}functions.get_weather:", f"{CB}functions.now:"]

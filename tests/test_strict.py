@@ -97,3 +97,51 @@ def test_strict_auto_follows_mistrals_generation():
     assert _accepts(grammar, good) and _accepts(grammar, PROSE)
     assert not _accepts(grammar, PROSE + '[TOOL_CALLS][{"name": "get_weather", "arguments": {"days": 1}}]')
     assert [c.name for c in parse("mistral_json", good).calls] == ["get_weather"]
+
+
+OTHER_SPELLINGS: dict[str, list[str]] = {
+    "kimi_json": [
+        "<|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{args}<|tool_call_end|>",
+        "<|tool_call_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{args}"
+        "<|tool_call_end|><|tool_call_section_end|>",
+    ],
+    "qwen_xml": [
+        "<tool_call><function={name}><parameter=city>Paris</parameter></function></tool_call>",
+        "<tool_call>\n\n<function={name}>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+        "<tool_call> <function={name}>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+    ],
+    "llama_json": [
+        '\n{{ "name": "{name}", "parameters": {args}}}',
+        '\n{{"name":"{name}","parameters":{args}}}',
+        '\n{{\n  "name": "{name}",\n  "arguments": {args}\n}}',
+        '\n{{"type": "function", "name": "{name}", "parameters": {args}}}',
+        '{{"a": 1}}\n{{"name": "{name}", "parameters": {args}}}',
+        '<|python_tag|>{{"name": "{name}", "parameters": {args}}}',
+    ],
+}
+"""Spellings other than the writer's that the parser reads as a call (the review of issue 19 found
+them unconstrained): strict `auto` must hold each to the declared tools too."""
+
+
+@pytest.mark.parametrize(
+    ("fmt", "spelling"), [(fmt, s) for fmt, spellings in OTHER_SPELLINGS.items() for s in spellings]
+)
+def test_strict_auto_holds_every_spelling_the_parser_reads(fmt, spelling):
+    evil = PROSE + " " + spelling.format(name="evil", args='{"city": "Paris"}')
+    declared = [{"type": "function", "function": {"name": "evil", "parameters": _schema(fmt)}}]
+    assert [c.name for c in parse(fmt, evil, declared).calls] == ["evil"]  # a call spelling indeed
+    assert not _accepts(_grammar(fmt), evil), evil
+    good = PROSE + " " + spelling.format(name="get_weather", args='{"city": "Paris"}')
+    assert [c.name for c in parse(fmt, good, _tools(fmt)).calls] == ["get_weather"]
+
+
+@pytest.mark.parametrize("single", [False, True])
+@pytest.mark.parametrize(
+    "prose",
+    ['Use {"a": 1} here.', 'A schema: {"type": "object"}.', "Jinja: {{ x }}.", "{}", 'Say {"names": 1}.'],
+)
+def test_strict_auto_keeps_braces_the_llama_parser_reads_as_text(prose, single):
+    """llama_json's constraint holds every `{` (a call may open at any line start, in any spacing):
+    JSON that is no call stays possible."""
+    assert parse("llama_json", prose, _tools("llama_json")).calls == []
+    assert _accepts(_grammar("llama_json", single=single), prose)

@@ -8,7 +8,7 @@ import unicodedata
 
 import pytest
 from helpers import result_of
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from toolcall_parsers import FORMATS, get_format, parse
 
@@ -374,7 +374,10 @@ def test_qwen_xml_round_trip_in_real_qwen_tokens(smollm2_tokenizer, qwen_codec, 
         "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
     }
     out = render(smollm2_tokenizer, "qwen_xml", [{"role": "user", "content": "go"}, message], tools=tools)
-    result = result_of(run_chunks("qwen_xml", token_chunks(*qwen_codec, qwen_turn(out)), tools))
+    encode, decode = qwen_codec
+    turn = qwen_turn(out)
+    assume(decode(encode(turn)) == turn)  # the tokenizer normalises some characters (NFC): not ours to test
+    result = result_of(run_chunks("qwen_xml", token_chunks(encode, decode, turn), tools))
     assert [(c.name, c.arguments) for c in result.calls] == calls
     assert result.content == (content or None)
 

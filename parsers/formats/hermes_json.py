@@ -205,4 +205,6 @@ FORMAT = Format(
     call_tag=CallTag('<tool_call>\n{{"name": "{name}", "arguments": ', _END, START),
     vllm_tag_model="hermes",
     auto=auto_constraint,
+    vllm_names=("hermes",),
+    sglang_names=("hermes", "qwen", "qwen25"),
 )

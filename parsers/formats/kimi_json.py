@@ -416,7 +416,7 @@ def _call_tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, A
     ]
 
 
-def _section(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
+def _section(request: ConstraintRequest, names: list[str], begin: str = SECTION_BEGIN) -> dict[str, Any]:
     calls = {
         "type": "tags_with_separator",
         "tags": _call_tags(request, names),
@@ -424,7 +424,7 @@ def _section(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
         "at_least_one": True,
         "stop_after_first": request.single,
     }
-    return {"type": "tag", "begin": SECTION_BEGIN, "content": calls, "end": SECTION_END}
+    return {"type": "tag", "begin": begin, "content": calls, "end": list(SECTION_ENDS)}
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
@@ -433,9 +433,11 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Strict `auto`: free text, where a section the model opens holds calls to declared tools."""
-    section = _section(request, list(request.schemas))
-    triggered = {"type": "triggered_tags", "triggers": [SECTION_BEGIN], "tags": [section]}
+    """Strict `auto`: free text, where whatever the parser reads as a call opener (a section's begin,
+    in either spelling, or a call's begin with no section around it) opens calls to declared tools."""
+    names = list(request.schemas)
+    tags = [_section(request, names, begin) for begin in SECTION_BEGINS] + _call_tags(request, names)
+    triggered = {"type": "triggered_tags", "triggers": [*SECTION_BEGINS, CALL_BEGIN], "tags": tags}
     return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
 
 
@@ -461,9 +463,10 @@ FORMAT = Format(
     call_tag=CallTag(
         f"{SECTION_BEGIN}{CALL_BEGIN}functions.{{name}}:0{ARG_BEGIN}", CALL_END + SECTION_END, SECTION_BEGIN
     ),
-    vllm_tag_model="kimi",
     own_ids=True,
     needs_declared_tools=may_call,
     writes_name=_writes_name,
     auto=auto_constraint,
+    vllm_names=("kimi_k2",),
+    sglang_names=("kimi_k2",),
 )

@@ -248,19 +248,109 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     return {"type": "structural_tag", "format": {**calls, "at_least_one": True, "stop_after_first": request.single}}
 
 
-AUTO_LEADS = (PYTHON_TAG, "\n", "; ")
-"""Where strict `auto` constrains a call: after the tag, at a line start, after the `; ` that joins
-calls. (A call that opens the output is not constrained: a grammar trigger needs text before it.)"""
+_WS = "[ \\t\\r\\n]*"
+_REST = "([^}\\n<]|<[^|}\\n])*<?(\\}|\\n)"
+"""After the text has shown it is no call: the rest of the line, up to a `}` (where a call could
+start again on the next `{`) or the line break (after which a `{` starts a line, as a call does),
+never `<|` (the tag, after which the parser reads a call anywhere)."""
+
+
+def _not_starting(literal: str, rest: str = _REST) -> str:
+    """A regex for text (to the end of a line or a `}`) that does not start with `literal`."""
+    options = []
+    for i, char in enumerate(literal):
+        options.append(_regex_text(literal[:i]) + f"[^{_regex_text(char)}}}\\n]" + rest)
+    return "(" + "|".join(options) + ")"
+
+
+def _regex_text(text: str) -> str:
+    return "".join(f"\\{c}" if c in '\\^$.|?*+()[]{}-"' else c for c in text)
+
+
+_NOT_A_CALL = "|".join(
+    [
+        _WS + "\\}",  # {}
+        "[ \\t]*\\{" + _REST,  # {{ on one line: the second brace is mid-line
+        _WS + '[^"\\s{}]' + _REST,  # the first key is not a string
+        _WS + '"(' + "[^nt}\\n]" + _REST + "|n" + _not_starting('ame"') + "|t" + _not_starting('ype"') + ")",
+        _WS
+        + '"type"'
+        + _WS
+        + "(\\}|[^:\\s}]"
+        + _REST
+        + "|:"
+        + _WS
+        + '(\\}|[^"\\s}]'
+        + _REST
+        + '|"'
+        + _not_starting('function"')
+        + "))",
+    ]
+)
+"""What may follow a `{` that the parser reads as no call: an object whose first key is not `name`
+(nor `type` with the value `function`), or no object at all."""
+
+
+def _call_after_brace(request: ConstraintRequest, name: str) -> dict[str, Any]:
+    head = f'{_WS}("type"{_WS}:{_WS}"function"{_WS},{_WS})?"name"{_WS}:{_WS}'
+    return {
+        "type": "sequence",
+        "elements": [
+            {"type": "regex", "pattern": head},
+            {"type": "const_string", "value": json_text(name)},
+            {"type": "regex", "pattern": f'{_WS},{_WS}"(parameters|arguments)"{_WS}:{_WS}'},
+            {"type": "json_schema", "json_schema": request.parameters(name)},
+            {"type": "regex", "pattern": f"{_WS}\\}}"},
+        ],
+    }
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Strict `auto`: free text, where a call written at a line start, after the tag or after `; `
-    is a call to a declared tool."""
-    names = list(request.schemas)
-    tags = [tag for lead in AUTO_LEADS for tag in _call_tags(request, names, lead)]
-    triggers = [lead + '{"name": ' for lead in AUTO_LEADS]
-    triggered = {"type": "triggered_tags", "triggers": triggers, "tags": tags}
-    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+    """Strict `auto`. The parser reads a call at any `{` that starts a line (or the output), after
+    `<|python_tag|>` and after a call, in any JSON spacing: so every `{` is held here, to a call of
+    a declared tool or to text the parser keeps as text (a first key other than `name`); after the
+    tag only a JSON call. With `single`, the one call may come anywhere among such text."""
+    calls = [_call_after_brace(request, name) for name in request.schemas]
+    other = {"type": "regex", "pattern": _NOT_A_CALL}
+    brace = {"type": "tag", "begin": "{", "content": {"type": "or", "elements": [*calls, other]}, "end": ""}
+    tagged = {
+        "type": "tag",
+        "begin": PYTHON_TAG,
+        "content": {
+            "type": "sequence",
+            "elements": [{"type": "regex", "pattern": _WS + "\\{"}, {"type": "or", "elements": calls}],
+        },
+        "end": "",
+    }
+    if not request.single:
+        return {
+            "type": "structural_tag",
+            "format": {"type": "triggered_tags", "triggers": ["{", PYTHON_TAG], "tags": [brace, tagged]},
+        }
+    text = {
+        "type": "triggered_tags",
+        "triggers": ["{"],
+        "tags": [{**brace, "content": other}],
+        "excludes": [PYTHON_TAG],
+    }
+    one = {
+        "type": "or",
+        "elements": [
+            {
+                "type": "sequence",
+                "elements": [{"type": "const_string", "value": "{"}, {"type": "or", "elements": calls}],
+            },
+            {"type": "sequence", "elements": [{"type": "const_string", "value": PYTHON_TAG}, tagged["content"]]},
+        ],
+    }
+    return {
+        "type": "structural_tag",
+        # not [text, optional call, text]: a string the text excludes could then straddle the two texts
+        "format": {
+            "type": "sequence",
+            "elements": [text, {"type": "optional", "content": {"type": "sequence", "elements": [one, text]}}],
+        },
+    }
 
 
 def _may_call(text: str) -> bool:
@@ -279,4 +369,6 @@ FORMAT = Format(
     call_tag=CallTag(PYTHON_TAG + '{{"name": "{name}", "parameters": ', "}", PYTHON_TAG),
     needs_declared_tools=_may_call,
     auto=auto_constraint,
+    vllm_names=("llama3_json", "llama4_json"),
+    sglang_names=("llama3",),
 )

@@ -213,4 +213,6 @@ FORMAT = Format(
     markers=(PYTHON_TAG, PYTHON_START, PYTHON_END),
     special_tokens=(PYTHON_TAG, PYTHON_START, PYTHON_END),
     needs_declared_tools=_may_call,
+    vllm_names=("pythonic", "llama4_pythonic"),
+    sglang_names=("pythonic",),
 )

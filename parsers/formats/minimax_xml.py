@@ -179,4 +179,6 @@ FORMAT = Format(
     vllm_tag_model="minimax",
     writes_name=_writes_name,
     typed_values=True,
+    vllm_names=("minimax_m2",),
+    sglang_names=("minimax-m2",),
 )

@@ -429,4 +429,6 @@ FORMAT = Format(
     own_ids=True,
     writes_name=_writes_name,
     auto=auto_constraint,
+    vllm_names=("mistral",),
+    sglang_names=("mistral",),
 )

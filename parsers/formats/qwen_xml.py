@@ -139,10 +139,11 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Strict `tool_choice="auto"`: free text, where each `<tool_call>\\n<function=` opens a call that
-    follows its tool's schema."""
+    """Strict `tool_choice="auto"`: free text, where each `<tool_call>` opens a call that follows its
+    tool's schema. The trigger is the block's tag alone: the parser reads a function after it
+    whatever whitespace comes between, so every spelling it reads as a call is constrained."""
     tags = _function_tags(request, list(request.schemas))
-    triggered = {"type": "triggered_tags", "triggers": [f"{START}\n{FUNCTION_OPEN}"], "tags": tags}
+    triggered = {"type": "triggered_tags", "triggers": [START], "tags": tags}
     return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
 
 
@@ -161,4 +162,6 @@ FORMAT = Format(
     auto=auto_constraint,
     writes_name=_writes_name,
     typed_values=True,
+    vllm_names=("qwen3_coder", "qwen3_xml"),
+    sglang_names=("qwen3_coder",),
 )

@@ -106,6 +106,9 @@ class Format:
       any name, e.g. a JSON string). A constraint never offers a tool whose name the format cannot
       write, nor one longer than `TOOLCALL_PARSERS_MAX_NAME`: a client that required a call would
       get text back.
+    - `vllm_names` / `sglang_names`: the engines' built-in parser names (`--tool-call-parser`) whose
+      models this format serves, so an operator knows what it replaces; the benchmark and the
+      built-ins' corpus scores measure against them.
     """
 
     name: str
@@ -123,6 +126,8 @@ class Format:
     writes_name: Callable[[str], bool] | None = None
     typed_values: bool = False
     pins_arguments: bool = True
+    vllm_names: tuple[str, ...] = ()
+    sglang_names: tuple[str, ...] = ()
 
     def stream(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any
