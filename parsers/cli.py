@@ -1,6 +1,6 @@
 """`toolcall-parsers` / `python -m toolcall_parsers`: the formats, and the operator's toolbox.
 
-toolcall-parsers formats                                  # names, wire formats, templates
+toolcall-parsers formats [--json]                         # names, wire formats, engine names replaced, templates
 toolcall-parsers template hermes_json                     # path of a chat template (for --chat-template)
 toolcall-parsers parse hermes_json [--tools T.json] < out.txt              # JSON result
 toolcall-parsers parse hermes_json --stream --tokenizer DIR [--events] < out.txt   # real token deltas
@@ -37,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 ok, 1 the check found a problem, 2 the command could not run.",
     )
     sub = cli.add_subparsers(dest="command", required=True)
-    sub.add_parser("formats", help="list the formats")
+    formats = sub.add_parser("formats", help="list the formats and the engine parsers each replaces")
+    formats.add_argument("--json", action="store_true", help="one JSON object per format")
     template = sub.add_parser("template", help="print the path of a format's chat template")
     template.add_argument("name")
 
@@ -82,7 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "formats":
             for fmt in FORMATS.values():
-                print(f"{fmt.name}\t{fmt.summary}\t{fmt.template_path}")
+                replaces = {"vllm": list(fmt.vllm_names), "sglang": list(fmt.sglang_names)}
+                if args.json:
+                    row = {"name": fmt.name, "summary": fmt.summary, "template": str(fmt.template_path)}
+                    print(json.dumps({**row, "replaces": replaces}))
+                else:
+                    names = " ".join(f"{engine}:{n}" for engine, ns in replaces.items() for n in ns) or "-"
+                    print(f"{fmt.name}\t{fmt.summary}\t{names}\t{fmt.template_path}")
             return EXIT_OK
         if args.command == "template":
             print(get_format(args.name).template_path)

@@ -19,6 +19,16 @@ def test_template_path_points_at_the_shipped_template():
     assert Path(out.stdout.strip()).read_text().startswith("{#- toolcall-parsers: hermes_json")
 
 
+def test_formats_lists_every_format_and_the_engine_parsers_it_replaces():
+    from toolcall_parsers import FORMATS
+
+    out = run("formats", "--json")
+    rows = {row["name"]: row for row in map(json.loads, out.stdout.splitlines())}
+    assert out.returncode == 0 and set(rows) == set(FORMATS)
+    assert rows["kimi_json"]["replaces"] == {"vllm": ["kimi_k2"], "sglang": ["kimi_k2"]}
+    assert "vllm:hermes" in run("formats").stdout
+
+
 def test_parse_prints_the_result_as_json():
     out = run("parse", "hermes_json", stdin='Hi <tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>')
     result = json.loads(out.stdout)

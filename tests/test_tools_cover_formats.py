@@ -57,3 +57,28 @@ def test_the_hostile_inputs_cover_every_format() -> None:
         assert {h.name for h in hostile_inputs.written_hostiles(fmt, FORMATS[fmt])} <= {
             h.name for h in hostile_inputs.HOSTILE if h.fmt == fmt
         }
+
+
+def test_the_engine_names_a_format_replaces_are_registered_and_in_the_readme() -> None:
+    """`vllm_names` / `sglang_names` name parsers the installed engines register, and the README's
+    format table shows them (its "replaces" column, vLLM / SGLang)."""
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    pytest.importorskip("vllm")
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from vllm.tool_parsers import ToolParserManager
+
+    vllm_names = set(ToolParserManager.list_registered())
+    sglang_names = set(FunctionCallParser.ToolCallParserEnum)
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    for name, fmt in FORMATS.items():
+        assert set(fmt.vllm_names) <= vllm_names and set(fmt.sglang_names) <= sglang_names, name
+        row = re.search(rf"^\| \[`{name}`\].*$", readme, re.MULTILINE)
+        assert row is not None, f"{name} has no row in the README's format table"
+        replaces = row.group().split("|")[3]
+        vllm_cell, _, sglang_cell = replaces.partition(" / ")
+        assert re.findall(r"`([^`]+)`", vllm_cell) == list(fmt.vllm_names), name
+        assert re.findall(r"`([^`]+)`", sglang_cell) == list(fmt.sglang_names), name
