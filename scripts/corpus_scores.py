@@ -16,7 +16,6 @@ SGLang's detectors on the same corpus: `python scripts/bench_sglang.py --corpus`
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from pathlib import Path
@@ -26,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench import WORKLOADS, token_deltas, workload_tokenizer
+from bench_sglang import passes  # the same rule for both engines' scores
 from toolcall_parsers.formats import FORMATS
 
 MODES = ("finished", "chars", "tokens")
@@ -64,15 +64,6 @@ def streamed(
                 arguments + ((function.arguments or "") if function else ""),
             )
     return content, [calls[i] for i in sorted(calls)]
-
-
-def passes(result: tuple[Any, list[Any]], expected: dict[str, Any]) -> bool:
-    content, calls = result
-    try:
-        got = [{"name": n, "arguments": json.loads(a) if a else {}} for n, a in calls]
-    except ValueError:
-        return False
-    return ((content or "").strip() or None, got) == (expected["content"], expected["calls"])
 
 
 def scores(fmt: str, show_cases: bool = False) -> dict[str, dict[str, int]]:
