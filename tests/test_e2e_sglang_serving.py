@@ -270,6 +270,7 @@ def test_text_passes_untouched_without_tool_calling(stack, fmt, request_fields):
 MINIMAX_CALL = '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Oslo</parameter>\n</invoke>\n'
 MINIMAX_CALL += "</minimax:tool_call>"
 HERMES_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+KIMI_CALL = FORMATS["kimi_json"].write([("get_weather", {"city": "Oslo"})])
 
 
 @pytest.mark.parametrize(
@@ -278,6 +279,7 @@ HERMES_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"
         ("hermes_json", "qwen3", "<think>The user wants Oslo.</think>\n\nLet me look.\n" + HERMES_CALL),
         ("hermes_json", "deepseek-r1", "<think>I could use " + HERMES_CALL + " here.</think>\n\nThe answer is 4."),
         ("minimax_xml", "minimax", "Wants weather.\n</think>\n\nOk.\n" + MINIMAX_CALL),
+        ("kimi_json", "kimi_k2", "<think>The user wants Oslo.</think>Let me look." + KIMI_CALL),
     ],
 )
 def test_with_a_reasoning_parser(stack, fmt, reasoning, text):

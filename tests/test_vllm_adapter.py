@@ -50,7 +50,8 @@ def tokenizer(smollm2_dir):
     tok.add_tokens(
         ["<think>", "</think>", "<tool_call>", "</tool_call>", "<minimax:tool_call>", "</minimax:tool_call>"]
     )
-    tok.add_special_tokens({"additional_special_tokens": ["[TOOL_CALLS]", "[ARGS]"]})
+    kimi = list(FORMATS["kimi_json"].special_tokens)
+    tok.add_special_tokens({"additional_special_tokens": ["[TOOL_CALLS]", "[ARGS]", *kimi]})
     return tok
 
 
@@ -331,6 +332,31 @@ def test_minimax_with_its_reasoning_parsers(tokenizer, reasoning, text, expected
     assert (reasoning_text, content, [c.name for c in calls]) == expected
     streamed = stream_through(tokenizer, text, request, reasoning, fmt="minimax_xml")
     assert (streamed["reasoning"], streamed["content"], [c["name"] for c in streamed["calls"]]) == expected
+
+
+KIMI_CALL = FORMATS["kimi_json"].write([("get_weather", {"city": "Oslo"})])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<think>The user wants Oslo.</think>Let me look." + KIMI_CALL, ("The user wants Oslo.", "Let me look.")),
+        # Kimi K2 opening its section before `</think>`: vLLM's kimi_k2 ends the reasoning there
+        ("<think>The user wants Oslo. " + KIMI_CALL, ("The user wants Oslo.", None)),
+        # no `<think>` at all: kimi_k2 takes the text before the call as reasoning (thinking models)
+        ("Let me look." + KIMI_CALL, ("Let me look.", None)),
+    ],
+    ids=["closed", "section before </think>", "no think"],
+)
+def test_kimi_with_vllms_kimi_k2_reasoning_parser(tokenizer, text, expected):
+    """Reasoning, content and the call are the same streamed and finished, the model's id kept."""
+    request = make_request()
+    reasoning_text, content, calls = complete_through(tokenizer, text, request, "kimi_k2", fmt="kimi_json")
+    streamed = stream_through(tokenizer, text, request, "kimi_k2", fmt="kimi_json")
+    call = [("functions.get_weather:0", "get_weather", '{"city": "Oslo"}')]
+    assert (reasoning_text, content, [(c.id, c.name, c.arguments) for c in calls]) == (*expected, call)
+    assert (streamed["reasoning"], streamed["content"]) == expected
+    assert [(c["id"], c["name"], c["arguments"]) for c in streamed["calls"]] == call
 
 
 def test_mistral_marker_counts_only_as_a_generated_token(tokenizer):
