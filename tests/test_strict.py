@@ -118,6 +118,13 @@ OTHER_SPELLINGS: dict[str, list[str]] = {
         '{{"a": 1}}\n{{"name": "{name}", "parameters": {args}}}',
         '<|python_tag|>{{"name": "{name}", "parameters": {args}}}',
     ],
+    "llama_pythonic": [
+        "\n[ {name}(city='Paris')]",
+        "[[{name}(city='Paris')]]",
+        "[1, [{name}(city='Paris')]]",
+        "<|python_tag|>[{name}(city='Paris')]",
+        "<|python_start|>[{name}(city='Paris')]<|python_end|>",
+    ],
 }
 """Spellings other than the writer's that the parser reads as a call (the review of issue 19 found
 them unconstrained): strict `auto` must hold each to the declared tools too."""
@@ -145,3 +152,72 @@ def test_strict_auto_keeps_braces_the_llama_parser_reads_as_text(prose, single):
     JSON that is no call stays possible."""
     assert parse("llama_json", prose, _tools("llama_json")).calls == []
     assert _accepts(_grammar("llama_json", single=single), prose)
+
+
+@pytest.mark.parametrize("single", [False, True])
+@pytest.mark.parametrize(
+    "prose", ["See [1] and [O'Reilly].", "A list [1, [2, 3]] here.", "arr[i] = 1", "ok []", "[f (a=1)]"]
+)
+def test_strict_auto_keeps_brackets_the_pythonic_parser_reads_as_text(prose, single):
+    """llama_pythonic's constraint holds every `[` (a list may open anywhere): lists that are no
+    calls stay possible."""
+    assert parse("llama_pythonic", prose, _tools("llama_pythonic")).calls == []
+    assert _accepts(_grammar("llama_pythonic", single=single), prose)
+
+
+def _scalar_schemas():
+    from hypothesis import strategies as st
+
+    text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
+    return st.sampled_from(
+        [
+            ({"type": "string"}, text),
+            ({"type": "integer"}, st.integers(-(10**6), 10**6)),
+            ({"type": "number"}, st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: round(x, 3))),
+            ({"type": "boolean"}, st.booleans()),
+            ({"type": "null"}, st.none()),
+            ({"enum": ["a", "b c", 'q"uote']}, st.sampled_from(["a", "b c", 'q"uote'])),
+        ]
+    )
+
+
+def _object_schema_and_value(draw):
+    from hypothesis import strategies as st
+
+    keys = draw(st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True), min_size=1, max_size=4, unique=True))
+    properties, value, required = {}, {}, []
+    for key in keys:
+        schema, values = draw(_scalar_schemas())
+        if draw(st.booleans()):
+            schema, values = {"type": "array", "items": schema}, st.lists(values, max_size=3)
+        properties[key] = schema
+        if draw(st.booleans()):
+            required.append(key)
+            value[key] = draw(values)
+        elif draw(st.booleans()):
+            value[key] = draw(values)
+    schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    return schema, value
+
+
+def test_pythonic_strict_arguments_follow_random_schemas():
+    """Random tool schemas: the pythonic constraint admits the writer's call of any conforming
+    arguments (read back the same), and refuses one whose required argument is missing."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.composite(_object_schema_and_value)())
+    def check(schema_and_value):
+        schema, value = schema_and_value
+        request = ConstraintRequest({"t": schema}, strict=None)
+        grammar = xgr.Grammar.from_structural_tag(json.dumps(FORMATS["llama_pythonic"].constraint(request)))
+        text = FORMATS["llama_pythonic"].write([("t", value)])
+        assert _accepts(grammar, text), text
+        tools = [{"type": "function", "function": {"name": "t", "parameters": schema}}]
+        assert [(c.name, c.arguments) for c in parse("llama_pythonic", text, tools).calls] == [("t", value)]
+        for key in schema["required"]:
+            missing = FORMATS["llama_pythonic"].write([("t", {k: v for k, v in value.items() if k != key})])
+            assert not _accepts(grammar, missing), missing
+
+    check()

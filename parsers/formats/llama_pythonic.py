@@ -26,7 +26,6 @@ streams inside the string as it is written (when the core's streaming policy sho
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -36,8 +35,9 @@ from ..core.lines import LineStarts
 from ..core.outside import OutsideCalls
 from ..core.python_calls import PythonCallReader
 from ..core.python_literals import is_name
+from ..core.python_schema import PythonSchemaGrammar, ebnf_text, python_literal
 from ..core.stream import FormatStream
-from .spec import Call, Format
+from .spec import Call, ConstraintRequest, Format
 
 PYTHON_TAG, PYTHON_START, PYTHON_END = "<|python_tag|>", "<|python_start|>", "<|python_end|>"
 
@@ -181,21 +181,76 @@ class LlamaPythonicStream(FormatStream):
 # -- the spec --------------------------------------------------------------------------------------
 
 
-def _literal(value: Any) -> str:
-    """A JSON value as a Python literal (strings in JSON's spelling, which Python reads the same)."""
-    if value is None or isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_literal(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
-
-
 def write(calls: Sequence[Call]) -> str:
     """One list of calls, keyword arguments as Python literals."""
-    written = [f"{name}({', '.join(f'{k}={_literal(v)}' for k, v in arguments.items())})" for name, arguments in calls]
+    written = [
+        f"{name}({', '.join(f'{k}={python_literal(v)}' for k, v in arguments.items())})" for name, arguments in calls
+    ]
     return "[" + ", ".join(written) + "]"
+
+
+_NAME_CHARS = "A-Za-z0-9_.\\u0080-\\U0010FFFF"
+_NOT_A_LIST = f"""
+other ::= ws "]" | ws namerun ws "]" | ws decisive rest | ws namerun after rest
+namerun ::= [{_NAME_CHARS}]+
+decisive ::= [^{_NAME_CHARS} \\t\\n\\[\\]<] | "<" [^|\\n\\[\\]]
+after ::= [^{_NAME_CHARS}(\\n\\[\\]<] | "<" [^|\\n\\[\\]]
+rest ::= ( [^\\]\\n\\[<] | "<" [^|\\]\\n\\[] | "[" other )* "<"? ( "]" | "\\n" )
+"""
+"""After a `[`: what the parser keeps as text (the first item is no `NAME(`), to the `]` or the line's
+end; a `[` inside is held the same way (mid-line the parser reads `[f(` as a call too), and no `<|`
+(a python tag) comes before the list ends."""
+
+
+def _calls_grammar(request: ConstraintRequest, root: str, names: list[str]) -> str:
+    """`root` over `calls` (the list's calls and its `]`), each call a declared tool's, its keyword
+    arguments held to the schema where pinned (`core/python_schema.py`)."""
+    grammar = PythonSchemaGrammar()
+    calls = [f'{ebnf_text(name)} "(" ws {grammar.kwargs(request.parameters(name))} ws ")"' for name in names]
+    more = "" if request.single else ' ( sep call )* ( ws "," )?'
+    rules = [f'calls ::= ws call{more} ws "]"', "call ::= " + " | ".join(calls)]
+    return grammar.text(root) + "\n" + "\n".join(rules) + _NOT_A_LIST
+
+
+def _grammar(request: ConstraintRequest, root: str, names: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "grammar", "grammar": _calls_grammar(request, root, names or list(request.schemas))}
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """One list of calls (one call if `single`), the output's whole."""
+    return {"type": "structural_tag", "format": _grammar(request, '"[" calls', request.names)}
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """Strict `auto`. The parser reads a list at any `[` whose first item is `NAME(` (any name at a
+    line start, a declared one mid-line) and after a python tag, so every `[` is held here: to calls of
+    declared tools, or to text the parser keeps as text; after a tag, to calls. With `single`, the
+    one call may come anywhere among such text."""
+    tag_lists = {PYTHON_TAG: '"[" calls', PYTHON_START: f'"[" calls ( ws {ebnf_text(PYTHON_END)} )?'}
+    if not request.single:
+        tags = [{"type": "tag", "begin": "[", "content": _grammar(request, "calls | other"), "end": ""}]
+        tags += [
+            {"type": "tag", "begin": t, "content": _grammar(request, f"ws {r}"), "end": ""}
+            for t, r in tag_lists.items()
+        ]
+        return {
+            "type": "structural_tag",
+            "format": {"type": "triggered_tags", "triggers": ["[", *tag_lists], "tags": tags},
+        }
+    text = {
+        "type": "triggered_tags",
+        "triggers": ["["],
+        "tags": [{"type": "tag", "begin": "[", "content": _grammar(request, "other"), "end": ""}],
+        "excludes": list(tag_lists),
+    }
+    one = _grammar(request, '"[" calls | ' + " | ".join(f"{ebnf_text(t)} ws {r}" for t, r in tag_lists.items()))
+    # not [text, optional call, text]: a string the text excludes could then straddle the two texts
+    follows = {"type": "optional", "content": {"type": "sequence", "elements": [one, text]}}
+    return {"type": "structural_tag", "format": {"type": "sequence", "elements": [text, follows]}}
+
+
+def _writes_name(name: str) -> bool:
+    return is_name(name)
 
 
 def _may_call(text: str) -> bool:
@@ -213,6 +268,9 @@ FORMAT = Format(
     markers=(PYTHON_TAG, PYTHON_START, PYTHON_END),
     special_tokens=(PYTHON_TAG, PYTHON_START, PYTHON_END),
     needs_declared_tools=_may_call,
+    required=required_constraint,
+    auto=auto_constraint,
+    writes_name=_writes_name,
     vllm_names=("pythonic", "llama4_pythonic"),
     sglang_names=("pythonic",),
 )
