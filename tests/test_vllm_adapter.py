@@ -216,6 +216,8 @@ def test_adjust_request_keeps_special_tokens_and_constrains_required(tokenizer, 
     parser_for(tokenizer, request, fmt=fmt).adjust_request(request)
     assert request.skip_special_tokens is False
     spec = FORMATS[fmt]
+    # special-token markers must reach the parser as written, not space-joined by the detokenizer
+    assert request.spaces_between_special_tokens is not bool(spec.special_tokens)
     if spec.vllm_tag_model is not None:  # vLLM's own tag for the format
         assert request.structured_outputs is not None and spec.markers[0] in request.structured_outputs.structural_tag
     elif spec.required is None:  # vLLM's JSON fallback

@@ -101,6 +101,11 @@ class FormatToolParser(ToolParser):
         if request.tools and request.tool_choice != "none":
             # Markers may be special tokens; decoding must keep them for the parser to see.
             request.skip_special_tokens = False
+            if self._format.special_tokens:
+                # vLLM's slow-tokenizer detokenizer puts a space between adjacent special tokens
+                # unless told not to: `<|open|>tools<|sep|>` would reach the parser as
+                # `<|open|> tools <|sep|>`, `<|tool_call_begin|>` runs likewise.
+                request.spaces_between_special_tokens = False
         named = _named_tool(request.tool_choice)
         already = getattr(request.structured_outputs, "structural_tag", None) is not None
         if request.tools and (request.tool_choice == "required" or named) and not already and self._own_tag:

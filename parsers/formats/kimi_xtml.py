@@ -1,0 +1,408 @@
+"""`kimi_xtml`: Kimi K3's XTML, an XML-like markup whose brackets are special tokens.
+
+Grammar, as this machine reads it::
+
+    output   := (text | think | CHANNEL | tools)*
+    think    := "<|open|>think<|sep|>" text [THINK_CLOSE]      # reasoning: text, never a call
+              | "<think>" text "</think>"                       # the same, markers kept as text
+    CHANNEL  := "<|open|>response<|sep|>" | "<|close|>response<|sep|>" | "<|close|>message<|sep|>"
+              | THINK_CLOSE | "<|end_of_msg|>"                 # THINK_CLOSE = "<|close|>think<|sep|>"
+    tools    := TOOLS_OPEN ws (call ws)* [TOOLS_CLOSE]        # TOOLS_CLOSE may be missing after calls
+    call     := "<|open|>call" ATTRS SEP ws ((argument ws)* | json ws) "<|close|>call<|sep|>"
+    argument := "<|open|>argument" ATTRS SEP VALUE "<|close|>argument<|sep|>"
+    json     := "<|open|>json" ATTRS SEP ws OBJECT ws "<|close|>json<|sep|>"   # all arguments, as JSON
+    ATTRS    := (\\s+ NAME '="' [^"]* '"')* \\s*             # at most 2 * max_name + 64 characters
+
+with TOOLS_OPEN = `<|open|>tools<|sep|>`, SEP = `<|sep|>`; `<|open|>`, `<|close|>` and `<|sep|>` are
+special tokens (the engines keep them: `skip_special_tokens` and `spaces_between_special_tokens` off).
+
+K3's encoder (`encoding_k3.py`, no Jinja) renders an assistant turn as channels: reasoning in `think`,
+the reply in `response`, calls in `tools` after it, then `<|close|>message<|sep|>`; the generation
+prompt opens `think` or `response`, so the output holds the channels' closing markup. The channel
+markers frame the content and are dropped, as both engines drop the response and message ones (the
+reasoning parser takes `think`; without one, its text is content); anything else outside a call is
+content.
+
+A call names its tool in `tool`; `index` is the call's 1-based position in the turn, not an id: K3
+binds a tool result to its call by that position (`<|open|>message role="tool" tool=".." index=".."`),
+so ids are the engine's. Attribute values are escaped (`&amp;`, `&quot;`; `&lt;`, `&gt;`, `&apos;`
+and numeric references are read too). An argument's `type` says what its VALUE is: `string` is the
+raw text verbatim (`02134` stays a string); `number`, `integer`, `boolean`, `null`, `object`, `array`
+are JSON text (one that does not read as its type stays a string); a missing or unknown `type` leaves
+the value to the tool's schema (`core.typed_values`). VALUE has no escaping, so a
+`<|close|>argument<|sep|>` ends it only when the next argument or the call's end follows (after
+whitespace); otherwise it, like any `<|close|>`-looking text, is part of the value. The `json` element
+is how the encoder writes arguments it could not read as an object; xLLM's tests show the model
+writing it too.
+
+The block machine (broken calls are text up to their end and the others still count; a block with no
+call, and a call the end of the output cuts off, are text; values stream) is `xml_blocks`, shared with
+`qwen_xml` and `minimax_xml`; this module reads ATTRS and the channel markers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.json_calls import ArgumentsReader
+from ..core.json_lexer import json_string_body
+from ..core.markers import MarkerScanner
+from ..core.outside import OutsideCalls, ThinkMarkers
+from ..core.stream import NotACall, shorten
+from ..core.typed_values import schema_types
+from ..core.xml_parameters import ValueEnd
+from .spec import Call, ConstraintRequest, Format
+from .xml_blocks import BLOCK, CALL, FIRST_FORMAT_STATE, NAME, TEXT, VALUE, XmlBlockStream, XmlBlockTags, raw_value
+
+OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
+TOOLS_OPEN, TOOLS_CLOSE = f"{OPEN}tools{SEP}", f"{CLOSE}tools{SEP}"
+CALL_OPEN, CALL_CLOSE = f"{OPEN}call", f"{CLOSE}call{SEP}"
+ARG_OPEN, ARG_CLOSE = f"{OPEN}argument", f"{CLOSE}argument{SEP}"
+JSON_OPEN, JSON_CLOSE = f"{OPEN}json", f"{CLOSE}json{SEP}"
+RESPONSE_OPEN, RESPONSE_CLOSE = f"{OPEN}response{SEP}", f"{CLOSE}response{SEP}"
+MESSAGE_CLOSE, END_OF_MSG = f"{CLOSE}message{SEP}", "<|end_of_msg|>"
+THINK_OPEN, THINK_CLOSE = f"{OPEN}think{SEP}", f"{CLOSE}think{SEP}"
+CHANNEL_MARKERS = (RESPONSE_OPEN, RESPONSE_CLOSE, MESSAGE_CLOSE, THINK_CLOSE, END_OF_MSG)
+"""The content's framing, dropped (a lone THINK_CLOSE: the prompt opened the reasoning)."""
+PLAIN_THINK = ("<think>", "</think>")
+"""Reasoning written as plain text, read as every format reads it: text with its markers, never a call."""
+_THINK, _JSON, _JSON_END = range(FIRST_FORMAT_STATE, FIRST_FORMAT_STATE + 3)
+
+TAGS = XmlBlockTags(TOOLS_OPEN, TOOLS_CLOSE, CALL_OPEN, CALL_CLOSE, ARG_OPEN, call_word="call")
+VALUE_END = ValueEnd(ARG_CLOSE, followers=(ARG_OPEN, CALL_CLOSE))
+_SEP_SCANNER = MarkerScanner([SEP])
+
+_ATTRS = re.compile(r'(?:\s++[A-Za-z_][\w.:-]*+="[^"]*+")*+\s*+')  # possessive: never backtracks
+_ATTR = re.compile(r'([A-Za-z_][\w.:-]*)="([^"]*)"')
+_ENTITY = re.compile(r"&(amp|quot|lt|gt|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
+_NAMED = {"amp": "&", "quot": '"', "lt": "<", "gt": ">", "apos": "'"}
+_TYPES = {"string", "number", "integer", "boolean", "null", "object", "array"}
+_XTML_TYPE = {"integer": "number"}  # the encoder writes every number as `number`
+
+
+def _entity(m: re.Match[str]) -> str:
+    ref = m.group(1)
+    if ref[0] != "#":
+        return _NAMED[ref]
+    code = int(ref[2:], 16) if ref[1] in "xX" else int(ref[1:])
+    return chr(code) if 0 < code <= 0x10FFFF else m.group()
+
+
+def unescape_attr(value: str) -> str:
+    """An attribute's value as written, in one pass (so `&amp;quot;` reads `&quot;`)."""
+    return _ENTITY.sub(_entity, value) if "&" in value else value
+
+
+def escape_attr(value: str) -> str:
+    """As K3's encoder escapes an attribute: `&` first, then `"`."""
+    return value.replace("&", "&amp;").replace('"', "&quot;")
+
+
+class KimiXtmlStream(XmlBlockStream):
+    """Incremental parser for one response in Kimi K3's XTML (the block machine is `xml_blocks`;
+    this reads a tag's ATTRS and drops the channel markers)."""
+
+    format_name = "kimi_xtml"
+    tags = TAGS
+
+    def __init__(
+        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = PLAIN_THINK
+    ) -> None:
+        super().__init__(tools, id_factory, None, [VALUE_END])
+        self._outside = OutsideCalls(self._text, [TOOLS_OPEN, THINK_OPEN, *CHANNEL_MARKERS], think_markers)
+        self._think_end = MarkerScanner([THINK_CLOSE])
+        self._attrs: list[str] = []  # the ATTRS read so far (their length is bounded)
+        self._attrs_len = 0
+        self._json: ArgumentsReader | None = None  # the call's `json` element, being read
+        self._readers |= {_THINK: self._scan_think, _JSON: self._scan_json, _JSON_END: self._scan_json_end}
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        m, at = self._outside.read(text, pos)
+        if m is None or m.group() in CHANNEL_MARKERS:
+            return at  # text, or a channel marker: the content's framing, dropped
+        if m.group() == THINK_OPEN:
+            self._state = _THINK
+        else:
+            self._raw = [TOOLS_OPEN]
+            self._block_calls = 0
+            self._state = BLOCK
+        return at
+
+    def _scan_think(self, text: str, pos: int) -> int | None:
+        """Reasoning up to its close: text (never a call), its markers dropped."""
+        m = self._think_end.search(text, pos)
+        if m is None:
+            cut = self._think_end.releasable(text, pos)
+            self._text(text[pos:cut])
+            return cut if cut > pos else None
+        self._text(text[pos : m.start()])
+        self._state = TEXT
+        return m.end()
+
+    def _scan_name(self, text: str, pos: int) -> int | None:
+        """ATTRS up to `<|sep|>`, consumed as they come; past the bound the call breaks where the
+        text says (at the bound), so no chunking changes what follows."""
+        room = 2 * self.limits.max_name + 64 - self._attrs_len
+        sep = text.find(SEP, pos, pos + room + len(SEP))
+        if sep < 0:
+            if len(text) - pos >= room + len(SEP):
+                self._raw.append(text[pos : pos + room])
+                raise NotACall("the tag's attributes are too long (TOOLCALL_PARSERS_MAX_NAME)", pos + room)
+            cut = min(_SEP_SCANNER.releasable(text, pos), pos + room)  # a partial `<|sep|>` waits
+            self._attrs.append(text[pos:cut])
+            self._attrs_len += cut - pos
+            self._raw.append(text[pos:cut])
+            return cut if cut > pos else None
+        attrs = "".join(self._attrs) + text[pos:sep]
+        self._attrs, self._attrs_len = [], 0
+        self._raw.append(text[pos : sep + len(SEP)])
+        if _ATTRS.fullmatch(attrs) is None:
+            raise NotACall(f"malformed attributes {shorten(attrs)}", sep + len(SEP))
+        values = {key: unescape_attr(value) for key, value in _ATTR.findall(attrs)}
+        if self._on_name == self._open_call:
+            name = values.get("tool", "")
+            if len(name) > self.limits.max_name:
+                raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", sep + len(SEP))
+            try:
+                self._named(name)
+            except NotACall as err:
+                raise NotACall(str(err) or "a call without a tool", sep + len(SEP)) from None
+        elif self._on_name == self._open_json:
+            self._open_json()
+        elif "key" not in values:
+            raise NotACall("an argument without a key attribute", sep + len(SEP))
+        else:
+            self._open_argument(values["key"], values.get("type"))
+        return sep + len(SEP)
+
+    # -- a call's arguments as one JSON object: its `json` element -------------------------------
+
+    def _scan_call(self, text: str, pos: int) -> int | None:
+        """Between arguments; before the first, a `json` element may hold them all."""
+        if self._arguments or self._json is not None or text[pos] != "<":
+            return self._scan_after_json(text, pos) if self._json is not None else super()._scan_call(text, pos)
+        found = self._literal_at(text, pos, (JSON_OPEN,))
+        if found is None:
+            return None
+        if not found:
+            return super()._scan_call(text, pos)
+        self._raw.append(JSON_OPEN)
+        self._on_name = self._open_json
+        self._state = NAME
+        return pos + len(JSON_OPEN)
+
+    def _open_json(self) -> None:
+        self._json = ArgumentsReader(self._send_args, self.limits)
+        self._state = _JSON
+
+    def _scan_json(self, text: str, pos: int) -> int | None:
+        assert self._json is not None
+        stop, done = self._json.read(text, pos, self._raw)
+        if done:
+            self._state = _JSON_END
+        return stop if stop > pos or done else None
+
+    def _scan_json_end(self, text: str, pos: int) -> int | None:
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        found = self._literal_at(text, pos, (JSON_CLOSE,))
+        if found is None:
+            return None
+        if not found:
+            raise NotACall("no <|close|>json<|sep|> after the arguments")
+        self._raw.append(found)
+        self._state = CALL
+        return pos + len(found)
+
+    def _scan_after_json(self, text: str, pos: int) -> int | None:
+        """After the `json` element only the call's end may come."""
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        found = self._literal_at(text, pos, (CALL_CLOSE,))
+        if found is None:
+            return None
+        if not found:
+            raise NotACall("more after the call's json element")
+        assert self._json is not None
+        arguments, self._json = self._json.arguments, None
+        self._end_call(self._key, arguments)
+        self._block_calls += 1
+        self._raw = []
+        self._state = BLOCK
+        return pos + len(found)
+
+    # -- argument elements -------------------------------------------------------------------------
+
+    def _open_argument(self, key: str, kind: str | None) -> None:
+        """An argument's key is the JSON key as written; its `type` (else the schema) types it."""
+        if key in self._arguments:
+            self._warn(f"argument {key!r} given twice in one call; the last one wins")
+        self._call_args(self._key, (", " if self._arguments else "{") + '"' + json_string_body(key) + '": ')
+        self._arguments[key] = None
+        self._param = key
+        kind = kind.strip().lower() if kind is not None else None
+        if kind in _TYPES:
+            schema: Any = {"type": kind}
+        else:
+            schema = self._schema.get(key) if self.tools else None
+        self._value.begin(schema)
+        self._state = VALUE
+
+    def _close(self) -> None:
+        if self._state == _THINK:
+            self._text(self._buf)  # reasoning the end of the output cut off
+            self._buf = ""
+            self._state = TEXT
+        super()._close()
+
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
+        self._attrs, self._attrs_len, self._json = [], 0, None
+        return super()._recover(err, text, pos)
+
+
+# -- the spec --------------------------------------------------------------------------------------
+
+
+def _xtml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "object" if isinstance(value, dict) else "array"
+
+
+def write(calls: Sequence[Call]) -> str:
+    """One tools channel, as K3's encoder renders a turn's calls: `index` from 1, strings raw,
+    everything else JSON."""
+    body = []
+    for i, (name, arguments) in enumerate(calls, start=1):
+        args = "".join(
+            f'{ARG_OPEN} key="{escape_attr(k)}" type="{_xtml_type(v)}"{SEP}{raw_value(v)}{ARG_CLOSE}'
+            for k, v in arguments.items()
+        )
+        body.append(f'{CALL_OPEN} tool="{escape_attr(name)}" index="{i}"{SEP}{args}{CALL_CLOSE}')
+    return f"{TOOLS_OPEN}{''.join(body)}{TOOLS_CLOSE}"
+
+
+def _string(schema: Any, loose: bool) -> dict[str, Any]:
+    """A raw string value: one of its `enum` / `const` values, else any text without `<|close|>`
+    (the value's end; the raw channel cannot say a pattern or a length)."""
+    values = schema.get("enum", [schema["const"]] if "const" in schema else None) if isinstance(schema, dict) else None
+    if loose or not isinstance(values, list) or not 0 < len(values) <= 256:
+        return {"type": "any_text", "excludes": [CLOSE]}
+    if not all(isinstance(v, str) and CLOSE not in v for v in values):
+        return {"type": "any_text", "excludes": [CLOSE]}
+    return _one_of([{"type": "const_string", "value": v} for v in values])
+
+
+def _argument(key_begin: str, schema: Any, loose: bool) -> list[dict[str, Any]]:
+    """One tag per type the schema admits: `<|open|>argument key=".." type="T"<|sep|>VALUE`."""
+    types = set(schema_types(schema)) or _TYPES - {"integer"}
+    types = sorted(types - {"integer"} if "number" in types else types)
+    single = isinstance(schema, dict) and len(types) == 1 and not any(k in schema for k in ("anyOf", "oneOf"))
+    tags = []
+    for kind in types:
+        if kind == "string":
+            content = _string(schema, loose or not single)
+        else:
+            content = {"type": "json_schema", "json_schema": schema if single and not loose else {"type": kind}}
+        begin = f'{key_begin}" type="{_XTML_TYPE.get(kind, kind)}"{SEP}'
+        tags.append({"type": "tag", "begin": begin, "content": content, "end": ARG_CLOSE})
+    return tags
+
+
+def _one_of(tags: list[dict[str, Any]]) -> dict[str, Any]:
+    return tags[0] if len(tags) == 1 else {"type": "or", "elements": tags}
+
+
+def _arguments(parameters: dict[str, Any], pinned: bool) -> dict[str, Any]:
+    """A pinned tool's arguments in its declared order (the required ones present), then any others
+    its schema allows; an unpinned tool's: any arguments."""
+    properties = parameters.get("properties") if pinned else None
+    properties = properties if isinstance(properties, dict) else {}
+    required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
+    elements: list[dict[str, Any]] = []
+    for key, schema in properties.items():
+        tag = _one_of(_argument(f'{ARG_OPEN} key="{escape_attr(key)}', schema, False))
+        elements.append(tag if key in required else {"type": "optional", "content": tag})
+    if not pinned or parameters.get("additionalProperties", True) is not False:
+        key = {"type": "regex", "pattern": r'[^"&\s<>|]+'}
+        free = [{"type": "const_string", "value": f'{ARG_OPEN} key="'}, key, _one_of(_argument("", None, True))]
+        elements.append({"type": "star", "content": {"type": "sequence", "elements": free}})
+    if not elements:
+        return {"type": "const_string", "value": ""}
+    return elements[0] if len(elements) == 1 else {"type": "sequence", "elements": elements}
+
+
+def _calls(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
+    tags = [
+        {
+            "type": "tag",
+            "begin": f'{CALL_OPEN} tool="{escape_attr(name)}" index="',
+            "content": {
+                "type": "sequence",
+                "elements": [
+                    {"type": "regex", "pattern": "[1-9][0-9]{0,3}"},
+                    {"type": "const_string", "value": f'"{SEP}'},
+                    _arguments(request.parameters(name), request.pins(name)),
+                ],
+            },
+            "end": CALL_CLOSE,
+        }
+        for name in names
+    ]
+    calls = {"type": "tags_with_separator", "tags": tags, "separator": ""}
+    return {"type": "tag", "begin": TOOLS_OPEN, "content": {**calls, "at_least_one": True,
+            "stop_after_first": request.single}, "end": TOOLS_CLOSE}  # fmt: skip
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """The reply channel (its open, where the prompt did not write it; any text, or none; its close),
+    then one tools channel of one or more calls (at most one if `single`), then the message's close;
+    all but the tools channel optional."""
+    reply = {"type": "tag", "begin": "", "content": {"type": "any_text", "excludes": [OPEN, CLOSE]},
+             "end": RESPONSE_CLOSE}  # fmt: skip
+    elements = [
+        {"type": "optional", "content": {"type": "const_string", "value": RESPONSE_OPEN}},  # when not in the prompt
+        {"type": "optional", "content": reply},
+        _calls(request, request.names),
+        {"type": "optional", "content": {"type": "const_string", "value": MESSAGE_CLOSE}},
+    ]
+    return {"type": "structural_tag", "format": {"type": "sequence", "elements": elements}}
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """Strict `auto`: free text, where `<|open|>tools<|sep|>` (the only opener the parser reads)
+    opens calls to declared tools."""
+    block = _calls(request, list(request.schemas))
+    body = {"type": "triggered_tags", "triggers": [TOOLS_OPEN], "tags": [block], "stop_after_first": request.single}
+    return {"type": "structural_tag", "format": body}
+
+
+def _writes_name(name: str) -> bool:
+    # `tool="NAME"` reads back for any name (escaped); the constraint spells it escaped too
+    return SEP not in name
+
+
+FORMAT = Format(
+    "kimi_xtml",
+    '<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|open|>argument key="p" type="string"<|sep|>v'
+    "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+    KimiXtmlStream,
+    write,
+    markers=(TOOLS_OPEN, CALL_OPEN, ARG_OPEN, ARG_CLOSE, CALL_CLOSE, TOOLS_CLOSE, JSON_OPEN, JSON_CLOSE),
+    special_tokens=(OPEN, CLOSE, SEP),
+    required=required_constraint,
+    auto=auto_constraint,
+    writes_name=_writes_name,
+    typed_values=True,
+    vllm_names=("kimi_k3",),
+    sglang_names=("kimi_k3",),
+)
