@@ -105,3 +105,21 @@ def assert_one_call_with_escaped_surrogate(fmt: str, text: str, tools: Any = Non
         assert "\\ud800" in call.arguments_json
         call.arguments_json.encode("utf-8")
         assert json.loads(call.arguments_json) == call.arguments
+
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+"""The tool the template tests declare."""
+
+
+def render_template(tokenizer: Any, fmt: str, messages: list[dict[str, Any]], **kwargs: Any) -> str:
+    """`messages` rendered with `fmt`'s shipped chat template by transformers' real
+    `apply_chat_template`."""
+    template = get_format(fmt).template_path.read_text(encoding="utf-8")
+    return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, **kwargs)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import counter_ids, load_corpus, random_chunks, spy_on_readers
+from helpers import WEATHER_TOOL, counter_ids, load_corpus, random_chunks, render_template, spy_on_readers
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
 from toolcall_parsers.core.events import Event, build_result, merge_text
 from toolcall_parsers.formats import ConstraintRequest
@@ -237,25 +237,15 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(ensure_model())
 
 
-TEMPLATE = Path(__file__).resolve().parent.parent / "chat_templates" / "kimi_json.jinja"
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    },
-}
-
-
-def render(tokenizer, messages, **kwargs) -> str:
-    template = TEMPLATE.read_text(encoding="utf-8")
-    return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, **kwargs)
-
-
 def test_template_declares_the_tools_as_kimi_does(tokenizer):
-    out = render(tokenizer, [{"role": "user", "content": "Weather?"}], tools=[WEATHER], add_generation_prompt=True)
-    declared = json.dumps([WEATHER], separators=(",", ":"))
+    out = render_template(
+        tokenizer,
+        "kimi_json",
+        [{"role": "user", "content": "Weather?"}],
+        tools=[WEATHER_TOOL],
+        add_generation_prompt=True,
+    )
+    declared = json.dumps([WEATHER_TOOL], separators=(",", ":"))
     assert out == (
         f"<|im_system|>tool_declare<|im_middle|>{declared}<|im_end|>"
         "<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>"
@@ -282,13 +272,13 @@ def test_template_history_reads_back_with_its_ids(tokenizer):
         {"role": "tool", "tool_call_id": "functions.get_weather:0", "content": "sunny"},
         {"role": "tool", "tool_call_id": "functions.get_weather:1", "content": "rain"},
     ]
-    out = render(tokenizer, messages, tools=[WEATHER])
+    out = render_template(tokenizer, "kimi_json", messages, tools=[WEATHER_TOOL])
     assert out.startswith("<|im_system|>tool_declare<|im_middle|>")
     assert "<|im_system|>system<|im_middle|>Be brief.<|im_end|>" in out
     assert "<|im_system|>tool<|im_middle|>## Return of functions.get_weather:0\nsunny<|im_end|>" in out
     turn = out.split("<|im_assistant|>assistant<|im_middle|>")[1].split("<|im_end|>")[0]
     assert turn == "Checking." + write([("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tōkyō"})])
-    result = parse(turn, [WEATHER])
+    result = parse(turn, [WEATHER_TOOL])
     assert result.content == "Checking."
     assert [(c.id, c.name, c.arguments) for c in result.calls] == [
         ("functions.get_weather:0", "get_weather", {"city": "Paris"}),

@@ -10,7 +10,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import char_chunks, counter_ids, load_corpus, random_chunks, spy_on_readers, summary, token_chunks
+from helpers import (
+    WEATHER_TOOL,
+    char_chunks,
+    counter_ids,
+    load_corpus,
+    random_chunks,
+    render_template,
+    spy_on_readers,
+    summary,
+    token_chunks,
+)
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
 from toolcall_parsers.core.events import Event, build_result, merge_text
 from toolcall_parsers.formats import ConstraintRequest
@@ -373,30 +383,24 @@ def test_strict_auto_admits_prose_and_holds_calls_to_declared_tools():
 
 # -- the template -----------------------------------------------------------------------------------------
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    },
-}
-
-
-def render(tokenizer, messages, **kwargs) -> str:
-    template = k3.FORMAT.template_path.read_text(encoding="utf-8")
-    return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, **kwargs)
-
 
 def test_template_declares_the_tools_as_k3s_encoder_does(k3_tokens):
-    out = render(k3_tokens, [{"role": "user", "content": "Weather?"}], tools=[WEATHER], add_generation_prompt=True)
-    declared = json.dumps([WEATHER], separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    out = render_template(
+        k3_tokens,
+        "kimi_xtml",
+        [{"role": "user", "content": "Weather?"}],
+        tools=[WEATHER_TOOL],
+        add_generation_prompt=True,
+    )
+    declared = json.dumps([WEATHER_TOOL], separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     assert out == (
         f'{OP}message role="system" type="tool-declare"{S}# Tools\nHere are the available tools, described in '
         f"JSONSchema.\n\n```json\n{declared}\n```{C}message{S}<|end_of_msg|>"
         f'{OP}message role="user"{S}Weather?{C}message{S}<|end_of_msg|>{OP}message role="assistant"{S}{THINK_OPEN}'
     )
-    plain = render(k3_tokens, [{"role": "user", "content": "Hi"}], add_generation_prompt=True, thinking=False)
+    plain = render_template(
+        k3_tokens, "kimi_xtml", [{"role": "user", "content": "Hi"}], add_generation_prompt=True, thinking=False
+    )
     assert plain.endswith(f'{OP}message role="assistant"{S}{RESPONSE_OPEN}')
 
 
@@ -415,18 +419,18 @@ def test_template_history_reads_back_and_binds_results_by_index(k3_tokens):
         {"role": "tool", "tool_call_id": "c2", "content": "rain"},
         {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
     ]
-    out = render(k3_tokens, messages, tools=[WEATHER])
+    out = render_template(k3_tokens, "kimi_xtml", messages, tools=[WEATHER_TOOL])
     assert f'{OP}message role="tool" tool="get_weather" index="2"{S}rain{C}message{S}' in out
     assert f'{OP}message role="tool" tool="get_weather" index="1"{S}sunny{C}message{S}' in out
     assert out.index("sunny") < out.index("rain")  # sorted into the calls' order, as K3's encoder does
-    only_second = render(k3_tokens, [*messages[:2], messages[2]], tools=[WEATHER])
+    only_second = render_template(k3_tokens, "kimi_xtml", [*messages[:2], messages[2]], tools=[WEATHER_TOOL])
     assert f'{OP}message role="tool" tool="get_weather" index="1"{S}rain{C}message{S}' in only_second
     turn = out.split(f'{OP}message role="assistant"{S}')[1].split("<|end_of_msg|>")[0]
     calls = [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tōkyō"})]
     reply = f"{RESPONSE_OPEN}Checking.{RESPONSE_CLOSE}{write(calls)}{MESSAGE_CLOSE}"
     assert turn == f"{THINK_OPEN}two cities{THINK_CLOSE}" + reply
     after_prompt = turn[len(THINK_OPEN) :]  # what the model writes after the generation prompt
-    result = both(after_prompt, [WEATHER], k3_tokens)
+    result = both(after_prompt, [WEATHER_TOOL], k3_tokens)
     assert result.content == "two citiesChecking." and calls_of(result) == calls
 
 
@@ -440,7 +444,7 @@ def test_template_writes_every_value_type_as_the_encoder(k3_tokens):
             "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": arguments}}],
         },
     ]
-    out = render(k3_tokens, messages, thinking=False)
+    out = render_template(k3_tokens, "kimi_xtml", messages, thinking=False)
     assert arg("b", "boolean", "true") + arg("z", "null", "null") + arg("o", "object", '{"k": [1, "x"]}') in out
     turn = out.split(RESPONSE_OPEN)[1]
     assert calls_of(both(turn, None)) == [("f", arguments)]

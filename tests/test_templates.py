@@ -7,10 +7,10 @@ import json
 import unicodedata
 
 import pytest
-from helpers import result_of
+from helpers import render_template, result_of
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from toolcall_parsers import FORMATS, get_format, parse
+from toolcall_parsers import FORMATS, parse
 
 TOOLS = [
     {
@@ -30,11 +30,6 @@ TURNS = {
 }
 
 
-def render(tokenizer, fmt: str, messages, **kwargs) -> str:
-    template = get_format(fmt).template_path.read_text(encoding="utf-8")
-    return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, **kwargs)
-
-
 def last_assistant_turn(rendered: str, fmt: str = "hermes_json") -> str:
     start, end = TURNS[fmt]
     turn = rendered[rendered.rindex(start) + len(start) :]
@@ -42,7 +37,7 @@ def last_assistant_turn(rendered: str, fmt: str = "hermes_json") -> str:
 
 
 def test_prompt_shows_tools_and_the_call_format(smollm2_tokenizer):
-    out = render(
+    out = render_template(
         smollm2_tokenizer,
         "hermes_json",
         [{"role": "user", "content": "Weather?"}],
@@ -70,7 +65,7 @@ def test_history_with_calls_and_results(smollm2_tokenizer):
         {"role": "tool", "tool_call_id": "a", "content": "sunny"},
         {"role": "tool", "tool_call_id": "b", "content": "rain"},
     ]
-    out = render(smollm2_tokenizer, "hermes_json", messages, tools=TOOLS, add_generation_prompt=True)
+    out = render_template(smollm2_tokenizer, "hermes_json", messages, tools=TOOLS, add_generation_prompt=True)
     assert out.startswith("<|im_start|>system\nBe brief.\n\n# Tools")
     assert (
         "<|im_start|>user\n<tool_response>\nsunny\n</tool_response>\n<tool_response>\nrain\n</tool_response><|im_end|>\n"
@@ -107,7 +102,7 @@ def test_round_trip(smollm2_tokenizer, fmt, calls, content):
             for i, (n, a) in enumerate(calls)
         ],
     }
-    out = render(smollm2_tokenizer, fmt, [{"role": "user", "content": "go"}, message])
+    out = render_template(smollm2_tokenizer, fmt, [{"role": "user", "content": "go"}, message])
     result = parse(fmt, last_assistant_turn(out, fmt))
     assert [(c.name, c.arguments) for c in result.calls] == calls
     assert result.content == (content or None)
@@ -126,7 +121,7 @@ def test_minimax_prompt_and_history(smollm2_tokenizer):
         },
         {"role": "tool", "tool_call_id": "a", "content": "sunny"},
     ]
-    out = render(smollm2_tokenizer, "minimax_xml", messages, tools=TOOLS, add_generation_prompt=True)
+    out = render_template(smollm2_tokenizer, "minimax_xml", messages, tools=TOOLS, add_generation_prompt=True)
     assert out.startswith("]~!b[]~b]system\nYou are a helpful assistant.\n\n# Tools")
     assert "<tool>" + json.dumps(TOOLS[0]["function"]) + "</tool>" in out
     assert "]~b]tool\n<response>sunny</response>[e~[\n" in out
@@ -173,7 +168,7 @@ def test_minimax_round_trip(smollm2_tokenizer, calls_and_tools, content):
             for i, (n, a) in enumerate(calls)
         ],
     }
-    out = render(smollm2_tokenizer, "minimax_xml", [{"role": "user", "content": "go"}, message], tools=tools)
+    out = render_template(smollm2_tokenizer, "minimax_xml", [{"role": "user", "content": "go"}, message], tools=tools)
     result = parse("minimax_xml", last_assistant_turn(out, "minimax_xml"), tools=tools)
     assert [(c.name, c.arguments) for c in result.calls] == calls
     assert result.content == (content or None)
@@ -197,7 +192,7 @@ def test_mistral_prompt_and_history(smollm2_tokenizer):
         {"role": "tool", "tool_call_id": "chatcmpl-tool-0123456789abcdef", "content": "sunny"},
         {"role": "user", "content": "And Rome?"},
     ]
-    out = render(smollm2_tokenizer, "mistral_json", messages, tools=TOOLS, add_generation_prompt=True)
+    out = render_template(smollm2_tokenizer, "mistral_json", messages, tools=TOOLS, add_generation_prompt=True)
     assert "[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][INST]Weather?[/INST]" in out
     assert '[TOOL_CALLS]get_weather[CALL_ID]789abcdef[ARGS]{"city": "Paris"}' in out  # a valid Mistral id
     assert (
@@ -225,7 +220,7 @@ def test_mistral_round_trip_in_real_mistral_tokens(smollm2_tokenizer, mistral_co
             for i, (n, a) in enumerate(calls)
         ],
     }
-    out = render(smollm2_tokenizer, "mistral_json", [{"role": "user", "content": "go"}, message])
+    out = render_template(smollm2_tokenizer, "mistral_json", [{"role": "user", "content": "go"}, message])
     turn = out.split("[/INST]", 1)[1].removesuffix(smollm2_tokenizer.eos_token)
     result = result_of(run_chunks("mistral_json", token_chunks(*mistral_codec, turn)))
     assert [(c.name, c.arguments) for c in result.calls] == calls
@@ -234,13 +229,13 @@ def test_mistral_round_trip_in_real_mistral_tokens(smollm2_tokenizer, mistral_co
 
 
 def test_tagged_prompt_teaches_the_format(smollm2_tokenizer):
-    out = render(
+    out = render_template(
         smollm2_tokenizer, "tagged", [{"role": "user", "content": "Weather?"}], tools=TOOLS, add_generation_prompt=True
     )
     assert "- get_weather: Get the weather " + json.dumps(TOOLS[0]["function"]["parameters"]) in out
     example = out.split("Example:\n")[1].split("<|im_end|>")[0]
     assert [(c.name, c.arguments) for c in parse("tagged", example).calls] == [("get_weather", {"city": "Berlin"})]
-    history = render(
+    history = render_template(
         smollm2_tokenizer,
         "tagged",
         [
@@ -256,7 +251,7 @@ def test_tagged_prompt_teaches_the_format(smollm2_tokenizer):
 
 def test_llama_pythonic_history_uses_python_literals(smollm2_tokenizer):
     call = {"name": "f", "arguments": {"s": 'say "hi"', "n": 3, "ok": True, "no": None, "l": [1, False, {"k": "v"}]}}
-    out = render(
+    out = render_template(
         smollm2_tokenizer,
         "llama_pythonic",
         [
@@ -291,7 +286,7 @@ def test_llama_pythonic_round_trip_in_real_llama3_tokens(smollm2_tokenizer, llam
         "content": content,
         "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
     }
-    out = render(smollm2_tokenizer, "llama_pythonic", [{"role": "user", "content": "go"}, message])
+    out = render_template(smollm2_tokenizer, "llama_pythonic", [{"role": "user", "content": "go"}, message])
     turn = out.split("<|start_header_id|>assistant<|end_header_id|>\n\n")[-1].removesuffix("<|eot_id|>")
     result = result_of(run_chunks("llama_pythonic", token_chunks(*llama3_codec, turn)))
     assert [(c.name, c.arguments) for c in result.calls] == calls
@@ -317,7 +312,7 @@ def test_qwen_xml_prompt_and_history(smollm2_tokenizer):
         {"role": "tool", "tool_call_id": "a", "content": "sunny"},
         {"role": "tool", "tool_call_id": "b", "content": "rain"},
     ]
-    out = render(smollm2_tokenizer, "qwen_xml", messages, tools=TOOLS, add_generation_prompt=True)
+    out = render_template(smollm2_tokenizer, "qwen_xml", messages, tools=TOOLS, add_generation_prompt=True)
     assert out.startswith("<|im_start|>system\nBe brief.\n\n# Tools")
     assert "<function>\n<name>get_weather</name>\n<description>Get the weather</description>\n<parameters>" in out
     assert "<parameter>\n<name>city</name>\n<type>string</type>\n</parameter>\n<required>[" in out
@@ -373,7 +368,7 @@ def test_qwen_xml_round_trip_in_real_qwen_tokens(smollm2_tokenizer, qwen_codec, 
         "content": content,
         "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
     }
-    out = render(smollm2_tokenizer, "qwen_xml", [{"role": "user", "content": "go"}, message], tools=tools)
+    out = render_template(smollm2_tokenizer, "qwen_xml", [{"role": "user", "content": "go"}, message], tools=tools)
     encode, decode = qwen_codec
     turn = qwen_turn(out)
     assume(decode(encode(turn)) == turn)  # the tokenizer normalises some characters (NFC): not ours to test
@@ -396,7 +391,7 @@ def test_llama_json_prompt_and_history(smollm2_tokenizer):
         },
         {"role": "tool", "content": "sunny"},
     ]
-    out = render(smollm2_tokenizer, "llama_json", messages, tools=TOOLS, add_generation_prompt=True)
+    out = render_template(smollm2_tokenizer, "llama_json", messages, tools=TOOLS, add_generation_prompt=True)
     system = out.split("<|eot_id|>")[0].removeprefix(smollm2_tokenizer.bos_token)
     assert system.startswith("<|start_header_id|>system<|end_header_id|>\n\nEnvironment: ipython\n\nBe brief.\n\n")
     assert '{"name": function name, "parameters": dictionary of argument names and values}' in system
@@ -411,7 +406,7 @@ def test_llama_json_prompt_and_history(smollm2_tokenizer):
     assert calls == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tōkyō"})]
     assert "<|start_header_id|>ipython<|end_header_id|>\n\nsunny<|eot_id|>" in out
     assert out.endswith("<|start_header_id|>assistant<|end_header_id|>\n\n")
-    in_user = render(
+    in_user = render_template(
         smollm2_tokenizer,
         "llama_json",
         messages[1:2],
@@ -452,7 +447,7 @@ def test_llama_json_round_trip_in_real_llama3_tokens(smollm2_tokenizer, llama3_c
         "content": content,
         "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
     }
-    out = render(smollm2_tokenizer, "llama_json", [{"role": "user", "content": "go"}, message])
+    out = render_template(smollm2_tokenizer, "llama_json", [{"role": "user", "content": "go"}, message])
     turn = out.split("<|start_header_id|>assistant<|end_header_id|>\n\n")[-1].removesuffix("<|eot_id|>")
     result = result_of(run_chunks("llama_json", token_chunks(*llama3_codec, turn)))
     assert [(c.name, c.arguments) for c in result.calls] == calls
@@ -505,7 +500,7 @@ def test_tool_block_round_trip(smollm2_tokenizer, qwen_codec, fmt, calls_and_too
         "content": content,
         "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
     }
-    out = render(smollm2_tokenizer, fmt, [{"role": "user", "content": "go"}, message], tools=tools)
+    out = render_template(smollm2_tokenizer, fmt, [{"role": "user", "content": "go"}, message], tools=tools)
     turn = out.split("<|im_start|>assistant\n")[-1].removesuffix("<|im_end|>\n")
     result = result_of(run_chunks(fmt, token_chunks(*qwen_codec, turn), tools))
     assert [(c.name, c.arguments) for c in result.calls] == calls
@@ -521,7 +516,7 @@ def test_tool_block_prompt_shows_each_tool_as_its_block(smollm2_tokenizer, fmt):
         "parameters": {**parameters, "required": ["path", "content"]},
     }
     messages = [{"role": "user", "content": "go"}]
-    prompt = render(
+    prompt = render_template(
         smollm2_tokenizer, fmt, messages, tools=[{"type": "function", "function": save}], add_generation_prompt=True
     )
     shown = "```save <path>\n<content>\n```" if fmt == "markdown_tools" else '<save args="<path>">\n<content>\n</save>'
