@@ -2,8 +2,9 @@
 
 The parser is found through its entry point (`--tool-call-parser hermes_json`), our chat template is
 served, and the official `openai` client reads every adapter path: non-streamed and streamed, finish
-reasons, `tool_choice="none"`, a call cut by `max_tokens`, `required` and a named tool constrained by
-the grammar, exact streaming of a broken call, and a request's own streaming policy (`vllm_xargs`).
+reasons, `tool_choice="none"`, a call cut by `max_tokens`, `required`, a named tool and strict
+`auto` constrained by the grammar (sampled calls validate), exact streaming of a broken call, and a
+request's own streaming policy (`vllm_xargs`).
 One format stands for all here: per-format behaviour runs through vLLM's real parser stack in
 process, for every registered format (tests/test_e2e_inprocess.py, tests/test_vllm_adapter.py). The
 server is the session's (conftest.py), shared with the load test."""
@@ -100,6 +101,27 @@ def test_named_tool_choice(client):
     named = {"type": "function", "function": {"name": "get_weather"}}
     choice = complete(client, None, tools=STRICT_TOOLS, tool_choice=named, max_tokens=100)
     assert call_pairs(choice.message.tool_calls)[0][0] == "get_weather"
+
+
+def test_strict_auto_holds_sampled_calls_to_the_schema(client):
+    """Unforced and sampled (temperature 0.8), after three example calls in history that leave out a
+    key the schema requires: with strict tools every call the model writes validates, since decoding
+    is held to the schema from the call's opener on; the same requests without `strict` give calls
+    that copy the examples and do not (scripts/strict_rates.py measures every format this way)."""
+    from strict_rates import SETTINGS, ask, valid
+
+    def sampled(setting: str) -> list[tuple[str, str]]:
+        return [
+            call
+            for seed in range(3)
+            for streamed in (False, True)
+            for call in ask(client, SETTINGS[setting], seed, streamed)
+        ]
+
+    strict = sampled("strict auto")
+    assert strict and all(valid(name, arguments) for name, arguments in strict), strict
+    free = sampled("free auto")
+    assert any(not valid(name, arguments) for name, arguments in free), free
 
 
 # -- exact streaming (issue 11): the stream tells the story the finished response tells ------------
