@@ -181,7 +181,9 @@ class XmlBlockStream(FormatStream):
         self._raw = []
         self._state = BLOCK
 
-    def _open_param(self, name: str) -> None:
+    def _open_param(self, name: str, schema: Any = None) -> None:
+        """A parameter's value begins, typed by `schema` where the tag says what the value is
+        (DSML's `string="true"`), else by the tool's schema for it."""
         name = decoded_string(name)  # the key a client reads from the JSON sent
         if name in self._arguments:
             self._warn(f"parameter {name!r} given twice in one {self.tags.call_word}; the last one wins")
@@ -189,7 +191,9 @@ class XmlBlockStream(FormatStream):
         self._call_args(self._key, separator + '"' + json_string_body(name) + '": ')
         self._arguments[name] = None
         self._param = name
-        self._value.begin(self._schema.get(name) if self.tools else None)
+        if schema is None:
+            schema = self._schema.get(name) if self.tools else None
+        self._value.begin(schema)
         self._state = VALUE
 
     # -- values ----------------------------------------------------------------------------------

@@ -1,0 +1,306 @@
+# ruff: noqa: RUF001, RUF002  (DeepSeek's marker is spelled with U+FF5C, the fullwidth bar)
+"""`deepseek_dsml`: DeepSeek V3.2, V4 and V4.1 DSML tool calls, values typed by their `string`
+attribute and the tool's schema.
+
+Grammar, as this machine reads it (`D` is `｜DSML｜`, one token in DeepSeek's vocabulary)::
+
+    output    := (text | think | block)*
+    think     := "<think>" text "</think>"               # everything inside is text, never a call
+    block     := "<" D BLOCK ">" ws (invoke ws)* ["</" D BLOCK ">"]   # the end may be missing after invokes
+    invoke    := "<" D S "invoke" ATTRS ">" ws body ws "</" D S "invoke>"
+               | "<" D S "invoke" ATTRS "/>"             # a call without arguments
+    body      := (parameter ws)* | OBJECT                # parameters, or all arguments as one JSON object
+    parameter := "<" D S "parameter" ATTRS ">" VALUE "</" D S "parameter>"
+    ATTRS     := (\\s+ NAME '="' [^"]* '"')* \\s*          # at most 2 * max_name + 64 characters
+
+BLOCK and S are the model's dialect, fixed by the block's opening tag: `function_calls` (V3.2) and
+`tool_calls` (V4) with S empty, ` calls` (V4.1) with S a space (V4.1 writes `<｜DSML｜ invoke`).
+An invoke names its tool in `name`; a parameter its key in `name`, and what VALUE is in `string`:
+`"true"` is the raw text verbatim (`02134` stays a string); `"false"` says JSON, and the value is
+typed by the tool's schema (`core.typed_values`: JSON of the types it admits, the raw text where it
+is not JSON of one of them, so a `string="false"` value that is not JSON is kept as written); a
+missing `string` is the same as `"false"`; any other `string` breaks the invoke (the system prompt's
+own example, `string="true|false"`, is not a call). VALUE has no escaping, so a `</｜DSML｜parameter>`
+ends it only when the next parameter or the invoke's end follows (after whitespace); otherwise it is
+part of the value. SGLang's detectors read the inline OBJECT body too, and so does this.
+
+An invoke outside a block is text: DeepSeek's encoders always write the block, and the markup a
+model echoes in prose (explaining DSML) must not become a call; for the same reason markdown code is
+text (a fenced block, and a block tag right after a backtick: inline code), as SGLang's V4 detector
+reads it. Inside `<think>..</think>` markup is text, and a block opened in reasoning that never
+closes stays text: the reasoning parser owns it. A `</think>` with no `<think>` before it (the
+generation prompt opened the reasoning) is text like any other, and a block before it is a call:
+splitting reasoning from content is the reasoning parser's work. vLLM's `deepseek_v4` reasoning
+parser ends the reasoning at a block's tag and hands the rest on, so a `</think>` after a call is the
+end of the reasoning the block interrupted: dropped, as vLLM's own DSML parser drops it.
+
+The block machine (broken invokes are text up to their end and the others still count; a block with
+no invoke, and an invoke the end of the output cuts off, are text; values stream) is `xml_blocks`,
+shared with `minimax_xml`, `qwen_xml` and `kimi_xtml`; this module reads ATTRS, the dialects and
+the JSON body.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.json_calls import ArgumentsReader
+from ..core.markers import MarkerScanner
+from ..core.outside import OutsideCalls, ThinkMarkers
+from ..core.stream import NotACall, shorten
+from ..core.xml_parameters import ParameterValueReader, ValueEnd
+from .spec import Call, ConstraintRequest, Format
+from .xml_blocks import BLOCK, FIRST_FORMAT_STATE, XmlBlockStream, XmlBlockTags, raw_value
+
+DSML = "｜DSML｜"
+_JSON, _JSON_END = range(FIRST_FORMAT_STATE, FIRST_FORMAT_STATE + 2)
+_QUOTE_OR_END = re.compile('[">]')
+_ATTRS = re.compile(r'(?:\s++[A-Za-z_][\w.:-]*+="[^"]*+")*+\s*+')  # possessive: never backtracks
+_ATTR = re.compile(r'([A-Za-z_][\w.:-]*)="([^"]*)"')
+_STRING = {"true": {"type": "string"}, "false": None}
+"""What a parameter's `string` says its value is typed by (None: the tool's schema)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """One model generation's spelling of the tags, and the xgrammar style of its parameters."""
+
+    tags: XmlBlockTags
+    param_close: str
+    style: str
+
+    @property
+    def value_end(self) -> ValueEnd:
+        return ValueEnd(self.param_close, followers=(self.tags.param_open, self.tags.call_close))
+
+
+def _dialect(block: str, space: str, style: str) -> Dialect:
+    invoke, parameter = f"{DSML}{space}invoke", f"{DSML}{space}parameter"
+    tags = XmlBlockTags(
+        f"<{DSML}{block}>", f"</{DSML}{block}>", f"<{invoke}", f"</{invoke}>", f"<{parameter}", "invoke"
+    )
+    return Dialect(tags, f"</{parameter}>", style)
+
+
+V32 = _dialect("function_calls", "", "deepseek_xml")
+V4 = _dialect("tool_calls", "", "deepseek_xml")
+V41 = _dialect(" calls", " ", "deepseek_v4_1_xml")
+DIALECTS = (V4, V32, V41)
+QUOTED = (("```", "```"), ("~~~", "~~~"), *(("`" + d.tags.start, "`") for d in DIALECTS))
+"""Markdown code, read as text like reasoning: a fenced block, and a block's tag right after a backtick
+(inline code), so DSML a model quotes in prose is never a call."""
+
+
+class DeepSeekDsmlStream(XmlBlockStream):
+    """Incremental parser for one response in DeepSeek's DSML (the block machine is `xml_blocks`;
+    this picks the dialect at the block's tag, reads ATTRS and the JSON body)."""
+
+    format_name = "deepseek_dsml"
+    tags = V4.tags
+
+    def __init__(
+        self,
+        tools: Any = None,
+        id_factory: IdFactory | None = None,
+        *,
+        think_markers: ThinkMarkers = ("<think>", "</think>"),
+    ) -> None:
+        super().__init__(tools, id_factory, think_markers, [V4.value_end])
+        pairs = [] if not think_markers else [think_markers] if isinstance(think_markers[0], str) else think_markers
+        self._think_close = pairs[0][1] if pairs else ""  # type: ignore[index]
+        starts = [d.tags.start for d in DIALECTS] + [self._think_close] * bool(self._think_close)
+        self._outside = OutsideCalls(self._text, starts, [*pairs, *QUOTED])
+        self._dialects = {
+            d.tags.start: (
+                d.tags,
+                MarkerScanner([d.tags.call_close, d.tags.end]),
+                ParameterValueReader([d.value_end], self._send_args, self._keep, self.limits),
+            )
+            for d in DIALECTS
+        }
+        self._attrs: list[str] = []  # the ATTRS read so far (their length is bounded)
+        self._attrs_len = 0
+        self._quoted = False  # inside an attribute's quotes
+        self._json: ArgumentsReader | None = None  # the invoke's JSON body, being read
+        self._readers |= {_JSON: self._scan_json, _JSON_END: self._scan_json_end}
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        m, at = self._outside.read(text, pos)
+        if m is not None and m.group() == self._think_close:  # no reasoning open
+            if not self._calls_done:
+                self._text(m.group())  # text, like any other
+            return at  # after a call: the end of the reasoning the block interrupted, dropped
+        if m is not None:  # the block's tag fixes the dialect of everything in it
+            self.tags, self._skip_scanner, self._value = self._dialects[m.group()]
+            self._raw = [m.group()]
+            self._block_calls = 0
+            self._state = BLOCK
+        return at
+
+    def _scan_name(self, text: str, pos: int) -> int | None:
+        """ATTRS up to the `>` outside quotes, consumed as they come; past the bound the invoke breaks
+        where the text says (at the bound), so no chunking changes what follows."""
+        bound = pos + 2 * self.limits.max_name + 64 - self._attrs_len
+        at, stop = pos, min(len(text), bound)
+        while (m := _QUOTE_OR_END.search(text, at, stop)) is not None:
+            at = m.end()
+            if m.group() == '"':
+                self._quoted = not self._quoted
+            elif not self._quoted:
+                attrs = "".join(self._attrs) + text[pos : m.start()]
+                self._attrs, self._attrs_len = [], 0
+                self._raw.append(text[pos:at])
+                self._attributes(attrs, at)
+                return at
+        self._raw.append(text[pos:stop])
+        if stop == bound:
+            raise NotACall("the tag's attributes are too long (TOOLCALL_PARSERS_MAX_NAME)", bound)
+        self._attrs.append(text[pos:stop])
+        self._attrs_len += stop - pos
+        return stop if stop > pos else None
+
+    def _attributes(self, attrs: str, resume: int) -> None:
+        """A tag's ATTRS are complete: open its invoke (a self-closing one ends there) or parameter."""
+        closed = attrs.endswith("/")
+        attrs = attrs[:-1] if closed else attrs
+        if _ATTRS.fullmatch(attrs) is None:
+            raise NotACall(f"malformed attributes {shorten(attrs)}", resume)
+        values = dict(_ATTR.findall(attrs))
+        if self._on_name == self._open_call:
+            name = values.get("name", "")
+            if len(name) > self.limits.max_name:
+                raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", resume)
+            try:
+                self._named(name)
+            except NotACall as err:
+                raise NotACall(str(err) or "an invoke without a name", resume) from None
+            if closed:
+                self._end_call_element()
+            return
+        kind = values.get("string", "false").lower()
+        if closed or "name" not in values or kind not in _STRING:
+            raise NotACall(f"not a parameter tag {shorten(attrs)}", resume)
+        self._open_param(values["name"], _STRING[kind])
+
+    # -- an invoke's arguments as one JSON object ---------------------------------------------------
+
+    def _scan_call(self, text: str, pos: int) -> int | None:
+        if text[pos] == "{" and not self._arguments:
+            self._json = ArgumentsReader(self._send_args, self.limits)
+            self._state = _JSON
+            return pos
+        return super()._scan_call(text, pos)
+
+    def _scan_json(self, text: str, pos: int) -> int | None:
+        assert self._json is not None
+        stop, done = self._json.read(text, pos, self._raw)
+        if done:
+            self._state = _JSON_END
+        return stop if stop > pos or done else None
+
+    def _scan_json_end(self, text: str, pos: int) -> int | None:
+        """After the JSON body only the invoke's end may come."""
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        found = self._literal_at(text, pos, (self.tags.call_close,))
+        if found is None:
+            return None
+        if not found:
+            raise NotACall("more after the invoke's JSON arguments")
+        assert self._json is not None
+        arguments, self._json = self._json.arguments, None
+        self._end_call(self._key, arguments)
+        self._block_calls += 1
+        self._raw = []
+        self._state = BLOCK
+        return pos + len(found)
+
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
+        self._attrs, self._attrs_len, self._quoted, self._json = [], 0, False, None
+        return super()._recover(err, text, pos)
+
+
+# -- the spec --------------------------------------------------------------------------------------
+
+
+def _parameter(dialect: Dialect, key: str, value: Any) -> str:
+    kind = "true" if isinstance(value, str) else "false"
+    return f'{dialect.tags.param_open} name="{key}" string="{kind}">{raw_value(value)}{dialect.param_close}'
+
+
+def write(calls: Sequence[Call], dialect: Dialect = V4) -> str:
+    """One block of invokes as DeepSeek V4's encoder writes a turn's calls: strings raw with
+    `string="true"`, everything else JSON with `string="false"`, one tag a line."""
+    tags = dialect.tags
+    invokes = []
+    for name, arguments in calls:
+        params = "\n".join(_parameter(dialect, k, v) for k, v in arguments.items())
+        invokes.append(f'{tags.call_open} name="{name}">\n{params}\n{tags.call_close}')
+    return tags.start + "\n" + "\n".join(invokes) + "\n" + tags.end
+
+
+def _block(request: ConstraintRequest, names: list[str], dialect: Dialect) -> dict[str, Any]:
+    """A dialect's block of one or more invokes (at most one if `single`), the parameters as
+    xgrammar's DeepSeek style renders a JSON schema."""
+    tags = dialect.tags
+    invokes = [
+        {
+            "type": "tag",
+            "begin": f'{tags.call_open} name="{name}">\n',
+            "content": {"type": "json_schema", "json_schema": request.parameters(name), "style": dialect.style},
+            "end": f"{tags.call_close}\n",
+        }
+        for name in names
+    ]
+    content = {"type": "tags_with_separator", "tags": invokes, "separator": "", "at_least_one": True}
+    content["stop_after_first"] = request.single
+    return {"type": "tag", "begin": tags.start + "\n", "content": content, "end": tags.end}
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """One block, in the dialect the model picks (V4's, V3.2's or V4.1's), that ends the output; the
+    blank line the encoder writes before a block may come first."""
+    blocks = {"type": "or", "elements": [_block(request, request.names, d) for d in DIALECTS]}
+    blank = {"type": "optional", "content": {"type": "const_string", "value": "\n\n"}}
+    return {"type": "structural_tag", "format": {"type": "sequence", "elements": [blank, blocks]}}
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """Strict `auto`: free text, where each block tag the parser reads opens invokes of declared
+    tools that follow their schemas."""
+    blocks = [_block(request, list(request.schemas), d) for d in DIALECTS]
+    triggers = [d.tags.start for d in DIALECTS]
+    body = {"type": "triggered_tags", "triggers": triggers, "tags": blocks, "stop_after_first": request.single}
+    return {"type": "structural_tag", "format": body}
+
+
+def _writes_name(name: str) -> bool:
+    # `name="NAME"`: no escaping, so no quote
+    return '"' not in name
+
+
+_TAGS = [
+    (d.tags.start, d.tags.end, d.tags.call_open, d.tags.call_close, d.tags.param_open, d.param_close) for d in DIALECTS
+]
+MARKERS = tuple(dict.fromkeys(tag for tags in _TAGS for tag in tags))
+"""V4's tags first (its block's tag opens), then what V3.2 and V4.1 spell differently."""
+
+FORMAT = Format(
+    "deepseek_dsml",
+    '<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="p" string="true">v</｜DSML｜parameter>'
+    "</｜DSML｜invoke></｜DSML｜tool_calls> (DeepSeek V3.2 / V4 / V4.1)",
+    DeepSeekDsmlStream,
+    write,
+    markers=MARKERS,
+    special_tokens=(DSML,),
+    required=required_constraint,
+    auto=auto_constraint,
+    writes_name=_writes_name,
+    typed_values=True,
+    vllm_names=("deepseek_v32", "deepseek_v4", "deepseek_v41"),
+    sglang_names=("deepseekv32", "deepseekv4", "deepseekv41"),
+)
