@@ -43,6 +43,8 @@ def tool(name: str, properties: dict[str, Any] | None = None, required: list[str
     return {"type": "function", "function": {"name": name, "parameters": parameters}}
 
 
+READ = tool("read", {"filePath": {"type": "string"}, "limit": {"type": "integer"}})
+BASH = tool("bash", {"command": {"type": "string"}}, ["command"])
 TOOLS = [
     tool("get_weather", {"city": {"type": "string"}}, ["city"]),
     tool("run", {"input": {"type": "string"}}),
@@ -109,12 +111,30 @@ def test_a_lone_wrapper_is_taken_off(form, wrapper):
         ("run", {"input": "ls"}),  # the tool has a property of the wrapper's name
         ("exec", {"arguments": {"a": 1}}),
         ("get_weather", {"arguments": {"city": "Paris"}, "city": "Rome"}),  # not the only key
-        ("get_weather", {"input": "Paris"}),  # its value is no object
+        ("get_weather", {"input": 5}),  # its value is no object, nor a string
+        ("read", {"arguments": "/x"}),  # a string, for a tool of several properties
         ("undeclared", {"input": {"city": "Paris"}}),  # no schema to tell
     ],
 )
 def test_a_wrapper_that_may_be_meant_is_kept(name, args):
     assert both_paths(SB + v31(name, json.dumps(args)) + SE) == (None, [(name, args)])
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"),
+    [
+        ("read", {"arguments": json.dumps({"filePath": "/x", "limit": 3})}, {"filePath": "/x", "limit": 3}),
+        ("bash", {"arguments": "cd /x && ls"}, {"command": "cd /x && ls"}),
+        ("bash", {"input": "ls"}, {"command": "ls"}),
+        ("bash", {"input": '{"command": "ls"}'}, {"command": "ls"}),
+    ],
+    ids=["json-string", "bare-string", "input-string", "input-json-string"],
+)
+def test_a_lone_wrapper_of_a_string_is_taken_off_as_sglang_38924_reports(name, args, expected):
+    """The shapes of sgl-project/sglang#38924: the object as a JSON string, or the one string
+    property's value bare."""
+    text = SB + v31(name, json.dumps(args)) + SE
+    assert both_paths(text, [*TOOLS, READ, BASH]) == (None, [(name, expected)])
 
 
 def test_a_wrapped_call_streams_its_arguments_once_they_are_known():

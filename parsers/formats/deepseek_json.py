@@ -6,7 +6,7 @@ Grammar, as this machine reads it::
 
     output  := (text | think | section | call)*
     think   := "<think>" text "</think>"                  # reasoning: text, never a call
-    section := CALLS_BEGIN ws (call ws)* [CALLS_END]
+    section := CALLS_BEGIN ws (call ws | CALLS_BEGIN ws)* [CALLS_END]
     call    := CALL_BEGIN (v3 | v31) [CALL_END]
     v3      := "function" SEP NAME ws [FENCE] ws args ws ["```"]      # V3, R1-0528: NAME\\n```json\\n{..}\\n```
     v31     := NAME SEP ws [args]                                    # V3.1, V3.2-Exp: NAME<sep>{..}
@@ -25,10 +25,16 @@ a name holding whitespace or too long, arguments that are not an object) is text
 broke, and reading goes on there. Markers inside `<think>..</think>` (also an unclosed one) are text.
 
 Wrapped arguments: DeepSeek models sometimes write `{"arguments": {..}}` or `{"input": {..}}` as
-the arguments. Where the wrapper is the only key, its value an object, and the request declares the
-tool with no property of that name, the inner object is the arguments (streamed too: a call whose
-first key is a wrapper waits for its value to end). Undeclared tools and tools that do have such a
-property get the object as written.
+the arguments (sgl-project/sglang#38924). Where the wrapper is the only key and the request declares
+the tool with no property of that name, what it holds is the arguments: an object, a JSON string
+holding one, or a plain string when the tool has one property, a string (`{"arguments": "ls"}` for
+`bash(command)`). A call whose first key is a wrapper streams once its value ends. Undeclared tools,
+tools with such a property, and wrappers next to other keys get the object as written.
+
+The template writes V3.1's form, after V3.1's own template: it is what V3.1 / V3.2-Exp write and
+what both engines' `deepseek_v31` read, and it puts no fence around the JSON. V3's form (V3 /
+R1-0528, whose own templates write it into history) is read, never written. The machine is the family's
+(`token_sections.SectionStream`); this module is the header, the fence and the wrappers.
 
 Ids: DeepSeek writes none; the engine's ids are used.
 """
@@ -41,11 +47,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.json_calls import ArgumentsReader
-from ..core.json_lexer import json_text
-from ..core.outside import OutsideCalls
-from ..core.stream import JSON_SPACE, FormatStream, NotACall
+from ..core.json_lexer import json_text, too_deep
+from ..core.stream import NotACall
 from .spec import Call, CallTag, ConstraintRequest, Format
+from .token_sections import HEAD, SectionStream
 
 CALLS_BEGIN, CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 CALL_BEGIN, CALL_END, SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
@@ -54,104 +59,47 @@ V3_TYPE = "function"
 FENCES, FENCE_END = ("```json", "```"), "```"
 WRAPPERS = ("arguments", "input")
 
-_IN_SECTION = (CALL_BEGIN, CALLS_END, CALLS_BEGIN)
-_AFTER_ARGS = (CALL_END, *_IN_SECTION)
-_EMPTY_ARGS = (CALL_END, CALLS_END)
 _NAME_CHARS = re.compile(r"[^\s<`]*")
 _FIRST_KEY = re.compile(r'\{[ \t\r\n]*"((?:[^"\\]|\\.)*)"')
 _MAYBE_KEY = re.compile(r'\{[ \t\r\n]*(?:"(?:[^"\\]|\\.)*\\?)?')
 _KEY_BOUND = 64  # characters of an object's start to look at for a wrapper key
 
-_TEXT, _SECTION, _HEAD, _AFTER_WORD, _V3_NAME, _FENCE, _ARGS_START, _ARGS, _AFTER_VALUE = range(9)
+_AFTER_WORD, _V3_NAME, _FENCE = HEAD + 1, HEAD + 2, HEAD + 3
 
 
-class DeepSeekJsonStream(FormatStream):
-    """Incremental parser for one response in DeepSeek's special-token JSON calls."""
+class DeepSeekJsonStream(SectionStream):
+    """Incremental parser for one response in DeepSeek's special-token JSON calls (the header:
+    `NAME<｜tool▁sep｜>`, or V3's `function<｜tool▁sep｜>NAME` and a fence)."""
 
     format_name = "deepseek_json"
+    section_begins, section_ends = (CALLS_BEGIN,), (CALLS_END,)
+    call_begin, call_end = CALL_BEGIN, CALL_END
 
     def __init__(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: Any = THINK_MARKERS
     ) -> None:
-        super().__init__(tools, id_factory)
-        self._outside = OutsideCalls(self._text, [CALLS_BEGIN, CALL_BEGIN], think_markers)
-        self._state = _TEXT
-        self._raw: list[str] = []  # the section's markup while it holds no call, then the current call's
-        self._section_calls = 0
+        super().__init__(tools, id_factory, think_markers=think_markers)
         self._word: list[str] = []  # the name (V3.1) or the type (V3) before the separator
         self._word_len = 0
         self._v3 = False  # the call is in V3's form; `_fenced`: its arguments open with a fence
         self._fenced = False
-        self._index = -1
         self._name = ""
-        self._done_args: dict[str, Any] = {}
-        self._args: ArgumentsReader | None = None
         self._head: list[str] | None = None  # the arguments' start while a wrapper key may open them
         self._wrapper: str | None = None
         self._wrapped: list[str] = []
-        self._readers = {
-            _TEXT: self._scan_text,
-            _SECTION: self._scan_section,
-            _HEAD: self._scan_word,
-            _AFTER_WORD: self._scan_after_word,
-            _V3_NAME: self._scan_word,
-            _FENCE: self._scan_fence,
-            _ARGS_START: self._scan_args_start,
-            _ARGS: self._scan_args,
-            _AFTER_VALUE: self._scan_after_value,
-        }
-
-    # -- outside calls, and between them ---------------------------------------------------------
-
-    def _scan_text(self, text: str, pos: int) -> int | None:
-        m, at = self._outside.read(text, pos)
-        if m is not None:
-            self._section_calls = 0
-            if m.group() == CALL_BEGIN:
-                self._open_call()
-            else:
-                self._raw = [m.group()]
-                self._state = _SECTION
-        return at
-
-    def _scan_section(self, text: str, pos: int) -> int | None:
-        at = self._markup_ws(text, pos, self._raw)
-        if at > pos:
-            return at
-        found = self._literal_at(text, pos, _IN_SECTION)
-        if found is None:
-            return None
-        if found == CALL_BEGIN:
-            self._open_call()
-        elif found == CALLS_END:
-            self._end_section(found)
-        elif found:  # a section's begin again: a new section
-            if self._section_calls == 0:
-                self._raw.append(found)
-            else:
-                self._raw, self._section_calls = [found], 0
-        elif self._section_calls == 0:
-            raise NotACall("no call after the section's begin", pos)
-        else:
-            self._raw = []  # the section's end is missing: what follows is text
-            self._state = _TEXT
-            return pos
-        return pos + len(found)
-
-    def _open_call(self) -> None:
-        if self._section_calls > 0:
-            self._raw = []
-        self._raw.append(CALL_BEGIN)
-        self._word, self._word_len, self._v3, self._fenced = [], 0, False, False
-        self._state = _HEAD
-
-    def _end_section(self, marker: str) -> None:
-        if self._section_calls == 0:
-            self._reject("a tool-call section without a call", "".join(self._raw) + marker)
-        self._raw, self._section_calls = [], 0
-        self._state = _TEXT
+        self._readers.update(
+            {
+                HEAD: self._scan_word,
+                _AFTER_WORD: self._scan_after_word,
+                _V3_NAME: self._scan_word,
+                _FENCE: self._scan_fence,
+            }
+        )
 
     # -- the header ------------------------------------------------------------------------------
+
+    def _open_head(self) -> None:
+        self._word, self._word_len, self._v3, self._fenced = [], 0, False, False
 
     def _scan_word(self, text: str, pos: int) -> int | None:
         """The word before the separator (V3.1's name, V3's type) or V3's name after it, consumed as
@@ -166,7 +114,7 @@ class DeepSeekJsonStream(FormatStream):
         self._word_len += end - pos
         if end == len(text):
             return end
-        if self._state == _HEAD:
+        if self._state == HEAD:
             self._state = _AFTER_WORD
         else:
             self._start("".join(self._word), end)
@@ -189,7 +137,7 @@ class DeepSeekJsonStream(FormatStream):
             self._state = _V3_NAME
         else:
             self._start(word, at)
-            self._state = _ARGS_START
+            self._start_args()
         return at
 
     def _start(self, name: str, at: int) -> None:
@@ -216,30 +164,17 @@ class DeepSeekJsonStream(FormatStream):
             self._raw.append(found)
             self._fenced = True
             return pos + len(found)
-        self._state = _ARGS_START
+        self._start_args()
         return pos
 
-    # -- the arguments ---------------------------------------------------------------------------
+    # -- the arguments: a wrapper taken off ----------------------------------------------------------
 
-    def _scan_args_start(self, text: str, pos: int) -> int | None:
-        at = self._markup_ws(text, pos, self._raw)
-        if at > pos:
-            return at
-        if text[pos] == "<" and not self._v3:
-            found = self._literal_at(text, pos, _EMPTY_ARGS)
-            if found is None:
-                return None
-            if not found:
-                raise NotACall("no arguments after the separator", pos)
-            self._call_args(self._index, "{}")
-            self._finish_call({})
-            if found == CALLS_END:
-                self._end_section(found)
-            return pos + len(found)
-        self._args = ArgumentsReader(self._send, self.limits)
+    def _empty_allowed(self) -> bool:
+        return not self._v3
+
+    def _start_args(self) -> None:
+        super()._start_args()
         self._head, self._wrapper, self._wrapped = [], None, []
-        self._state = _ARGS
-        return pos
 
     def _send(self, fragment: str) -> None:
         """Arguments as they come; held while their first key may be a wrapper to take off."""
@@ -265,86 +200,56 @@ class DeepSeekJsonStream(FormatStream):
         properties = schema.get("properties")
         return not isinstance(properties, dict) or key not in properties
 
-    def _arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The value is complete: send what was held, the wrapper taken off where it is the only key."""
+    def _value_done(self, arguments: dict[str, Any], at: int) -> dict[str, Any]:
+        """Send what was held, the wrapper taken off where it is the only key."""
         head, wrapper, self._head, self._wrapper = self._head, self._wrapper, None, None
         if head:
             self._call_args(self._index, "".join(head))
-        if wrapper is None:
-            return arguments
-        inner = arguments.get(wrapper)
-        if len(arguments) == 1 and isinstance(inner, dict):
+        inner = self._unwrapped(arguments[wrapper]) if wrapper is not None and len(arguments) == 1 else None
+        if inner is not None:
             self._call_args(self._index, json_text(inner))
             return inner
-        self._call_args(self._index, "".join(self._wrapped))
+        if wrapper is not None:
+            self._call_args(self._index, "".join(self._wrapped))
         return arguments
 
-    def _scan_args(self, text: str, pos: int) -> int | None:
-        assert self._args is not None
-        stop, done = self._args.read(text, pos, self._raw)
-        if not done:
-            return stop if stop > pos else None
-        self._done_args = self._arguments(self._args.arguments)
-        self._state = _AFTER_VALUE
-        return stop
+    def _unwrapped(self, inner: Any) -> dict[str, Any] | None:
+        """What a lone wrapper holds, as arguments: an object, a JSON string holding one, or a string
+        that is the value of the tool's one string property; None for anything else."""
+        if isinstance(inner, dict):
+            return inner
+        if not isinstance(inner, str):
+            return None
+        try:
+            decoded = json.loads(inner)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, dict):
+            return None if too_deep(decoded, self.limits.max_depth) else decoded
+        properties = self.tools.schemas[self._name].get("properties")
+        if isinstance(properties, dict) and len(properties) == 1:
+            ((key, prop),) = properties.items()
+            if isinstance(prop, dict) and prop.get("type") == "string":
+                return {key: inner}
+        return None
 
-    def _scan_after_value(self, text: str, pos: int) -> int | None:
-        """The value is complete, so the call stands: V3's closing fence, then the call's end marker,
-        or what comes instead."""
-        ws_end = JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
-        if ws_end > pos:
-            return ws_end
-        if self._fenced:
-            found = self._literal_at(text, pos, (FENCE_END,))
-            if found is None:
-                return None
-            self._fenced = False
-            if found:
-                return pos + len(found)
-        found = self._literal_at(text, pos, _AFTER_ARGS)
+    # -- after the value, and breaks ------------------------------------------------------------------
+
+    def _value_tail(self, text: str, pos: int) -> int | None:
+        """V3's closing fence (which may be missing)."""
+        if not self._fenced:
+            return pos
+        found = self._literal_at(text, pos, (FENCE_END,))
         if found is None:
             return None
-        self._finish_call(self._done_args)
-        if found == CALL_END:
-            return pos + len(found)
-        if found == CALLS_END:
-            self._end_section(found)
-            return pos + len(found)
-        return pos
+        self._fenced = False
+        return pos + len(found)
 
-    def _finish_call(self, arguments: dict[str, Any]) -> None:
-        self._end_call(self._index, arguments)
-        self._section_calls += 1
-        self._raw, self._args = [], None
-        self._state = _SECTION
+    def _tail_at_end(self, rest: str) -> str:
+        return "" if self._fenced and FENCE_END.startswith(rest) else rest  # the closing fence, cut off
 
-    # -- breaks and the end ----------------------------------------------------------------------
-
-    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
-        self._reject(str(err), "".join(self._raw))
-        self._raw, self._args, self._head, self._wrapper = [], None, None, None
-        self._section_calls = 0
-        self._state = _TEXT
-        return pos if err.pos is None else err.pos
-
-    def _close(self) -> None:
-        state = self._state
-        if state == _ARGS and self._args is not None and self._args.finish(self._buf):
-            self._done_args = self._arguments(self._args.arguments)
-            self._buf, state = "", _AFTER_VALUE  # `null` at the very end
-        if state == _AFTER_VALUE:
-            if self._fenced and FENCE_END.startswith(self._buf):
-                self._buf = ""  # the closing fence, cut off
-            self._finish_call(self._done_args)
-            state = _SECTION
-        if state == _TEXT or (state == _SECTION and self._section_calls > 0):
-            self._text(self._buf)
-        else:
-            self._reject("the output ended inside a tool call", "".join(self._raw) + self._buf)
-        self._raw, self._buf = [], ""
-
-    def _pending_text(self) -> str:
-        return "".join(self._raw)
+    def _reset_call(self) -> None:
+        self._head, self._wrapper = None, None
 
 
 # -- the spec --------------------------------------------------------------------------------------

@@ -35,6 +35,8 @@ markers, a call that breaks (an id holding whitespace or running past the bound,
 arguments that are not an object, a call the core refuses) up to where it broke; reading goes on
 there, so a later call still counts. Markers inside `<think>..</think>` are text.
 
+The machine is the family's (`token_sections.SectionStream`); this module is its header and ids.
+
 Ids: the model's own (the header, trimmed) is the call's id, since Kimi's template writes it back in
 history and matches tool results by it; an empty id, or one already used in the response, gets one
 of the factory's (by default `functions.NAME:INDEX`, as vLLM makes them for Kimi), unique too.
@@ -48,10 +50,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.json_calls import ArgumentsReader
-from ..core.outside import OutsideCalls
-from ..core.stream import ANY_SPACE, JSON_SPACE, FormatStream, NotACall
+from ..core.stream import ANY_SPACE, NotACall
 from .spec import Call, CallTag, ConstraintRequest, Format
+from .token_sections import HEAD, SectionStream
 
 SECTION_BEGIN, SECTION_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
 SECTION_BEGIN_SINGULAR, SECTION_END_SINGULAR = "<|tool_call_section_begin|>", "<|tool_call_section_end|>"
@@ -60,15 +61,12 @@ SECTION_BEGINS = (SECTION_BEGIN, SECTION_BEGIN_SINGULAR)
 SECTION_ENDS = (SECTION_END, SECTION_END_SINGULAR)
 THINK_MARKERS = ("<think>", "</think>")
 
-_IN_SECTION = (CALL_BEGIN, *SECTION_ENDS, *SECTION_BEGINS)  # what may follow a call, or a section's begin
-_AFTER_ARGS = (CALL_END, *_IN_SECTION)
-_EMPTY_ARGS = (CALL_END, *SECTION_ENDS)
 _ID_CHARS = re.compile(r"[^\s<]*")
 _ID_SLACK = 32  # the id's characters beyond the name's bound: `functions.` and the counter
 _NAME_AND_COUNTER = re.compile(r"(?:functions\.)?(.+):[0-9]+")
 _DIGITS = "0123456789"
 
-_TEXT, _SECTION, _HEAD, _ID, _AFTER_ID, _ARGS_START, _ARGS, _AFTER_VALUE = range(8)
+_ID, _AFTER_ID = HEAD + 1, HEAD + 2
 
 
 def kimi_call_id(name: str, index: int) -> str:
@@ -85,10 +83,14 @@ def _fits(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
     return not isinstance(properties, dict) or all(key in properties for key in arguments)
 
 
-class KimiJsonStream(FormatStream):
-    """Incremental parser for one response in Kimi K2's tool-call format."""
+class KimiJsonStream(SectionStream):
+    """Incremental parser for one response in Kimi K2's tool-call format (the header: the id, then
+    `<|tool_call_argument_begin|>`)."""
 
     format_name = "kimi_json"
+    section_begins, section_ends = SECTION_BEGINS, SECTION_ENDS
+    call_begin, call_end = CALL_BEGIN, CALL_END
+    args_space = ANY_SPACE
 
     def __init__(
         self,
@@ -97,83 +99,18 @@ class KimiJsonStream(FormatStream):
         *,
         think_markers: tuple[str, str] | None = THINK_MARKERS,
     ) -> None:
-        super().__init__(tools, id_factory or kimi_call_id)
-        self._outside = OutsideCalls(self._text, [*SECTION_BEGINS, CALL_BEGIN], think_markers)
-        self._state = _TEXT
-        self._raw: list[str] = []  # the section's markup while it holds no call, then the current call's
-        self._section_calls = 0  # calls finished in the current section
+        super().__init__(tools, id_factory or kimi_call_id, think_markers=think_markers)
         self._id: list[str] = []
         self._id_len = 0
-        self._index = -1
-        self._args: ArgumentsReader | None = None
         self._deferred: list[str] | None = None  # arguments of a call whose tool they must name
         self._kept: str | None = None
         self._ids_used: set[str] = set()
-        self._readers = {
-            _TEXT: self._scan_text,
-            _SECTION: self._scan_section,
-            _HEAD: self._scan_head,
-            _ID: self._scan_id,
-            _AFTER_ID: self._scan_after_id,
-            _ARGS_START: self._scan_args_start,
-            _ARGS: self._scan_args,
-            _AFTER_VALUE: self._scan_after_value,
-        }
-
-    # -- outside calls, and between them ---------------------------------------------------------
-
-    def _scan_text(self, text: str, pos: int) -> int | None:
-        m, at = self._outside.read(text, pos)
-        if m is not None:
-            self._section_calls = 0
-            if m.group() == CALL_BEGIN:  # a call without a section around it
-                self._open_call()
-            else:
-                self._raw = [m.group()]
-                self._state = _SECTION
-        return at
-
-    def _scan_section(self, text: str, pos: int) -> int | None:
-        """Between calls: whitespace, then a call, the section's end, a new section, or, after a
-        call, text (the section's end is missing; its calls stand)."""
-        at = self._markup_ws(text, pos, self._raw)
-        if at > pos:
-            return at
-        found = self._literal_at(text, pos, _IN_SECTION)
-        if found is None:
-            return None
-        if found == CALL_BEGIN:
-            self._open_call()
-        elif found in SECTION_ENDS:
-            self._end_section(found)
-        elif found:  # a section's begin again: a new section
-            if self._section_calls == 0:
-                self._raw.append(found)
-            else:
-                self._raw, self._section_calls = [found], 0
-        elif self._section_calls == 0:
-            raise NotACall("no call after the section's begin", pos)
-        else:
-            self._raw = []  # whitespace next to the finished calls
-            self._state = _TEXT
-            return pos
-        return pos + len(found)
-
-    def _open_call(self) -> None:
-        if self._section_calls > 0:
-            self._raw = []  # whitespace between calls
-        self._raw.append(CALL_BEGIN)
-        self._id, self._id_len = [], 0
-        self._state = _HEAD
-
-    def _end_section(self, marker: str) -> None:
-        if self._section_calls == 0:
-            self._reject("a tool-call section without a call", "".join(self._raw) + marker)
-        self._raw = []
-        self._section_calls = 0
-        self._state = _TEXT
+        self._readers.update({HEAD: self._scan_head, _ID: self._scan_id, _AFTER_ID: self._scan_after_id})
 
     # -- the header: the id ------------------------------------------------------------------------
+
+    def _open_head(self) -> None:
+        self._id, self._id_len = [], 0
 
     def _scan_head(self, text: str, pos: int) -> int | None:
         at = self._markup_ws(text, pos, self._raw, ANY_SPACE)
@@ -218,7 +155,7 @@ class KimiJsonStream(FormatStream):
         core refuses (see `_start_call`), is text up to there."""
         call_id = "".join(self._id)
         self._kept = call_id if call_id and call_id not in self._ids_used else None
-        self._state = _ARGS_START
+        self._start_args()
         name = self._name_in(call_id)
         if name is not None:
             self._start(name, at)
@@ -238,17 +175,18 @@ class KimiJsonStream(FormatStream):
         if self._kept is not None:
             self._ids_used.add(self._kept)
 
-    def _settle(self, arguments: dict[str, Any], at: int) -> None:
+    def _value_done(self, arguments: dict[str, Any], at: int) -> dict[str, Any]:
         """A call whose id named no tool: its arguments are complete, so they name it, or it is
         text up to `at`."""
         deferred, self._deferred = self._deferred, None
         if deferred is None:
-            return
+            return arguments
         fits = [name for name, schema in self.tools.schemas.items() if _fits(schema, arguments)]
         if len(fits) != 1:
             raise NotACall(f"the call id names no tool, and its arguments fit {len(fits)} tools", at)
         self._start(fits[0], at)
         self._call_args(self._index, "".join(deferred))
+        return arguments
 
     def _name_in(self, call_id: str) -> str | None:
         """The tool an id names (see the module docstring), or None."""
@@ -269,84 +207,16 @@ class KimiJsonStream(FormatStream):
             return next(iter(declared))
         return None
 
-    # -- the arguments -----------------------------------------------------------------------------
-
-    def _scan_args_start(self, text: str, pos: int) -> int | None:
-        """After `<|tool_call_argument_begin|>`: whitespace, then the JSON value, or no arguments
-        at all (the call's or the section's end right there: `{}`)."""
-        at = self._markup_ws(text, pos, self._raw, ANY_SPACE)
-        if at > pos:
-            return at
-        if text[pos] == "<":
-            found = self._literal_at(text, pos, _EMPTY_ARGS)
-            if found is None:
-                return None
-            if not found:
-                raise NotACall("no arguments after the argument marker", pos)
-            if self._deferred is not None:
-                self._deferred.append("{}")
-                self._settle({}, pos)
-            else:
-                self._call_args(self._index, "{}")
-            self._args = None
-            self._finish_call({})
-            if found in SECTION_ENDS:
-                self._end_section(found)
-            return pos + len(found)
-        self._args = ArgumentsReader(self._send, self.limits)
-        self._state = _ARGS
-        return pos
-
     def _send(self, fragment: str) -> None:
         if self._deferred is not None:
             self._deferred.append(fragment)
         else:
             self._call_args(self._index, fragment)
 
-    def _scan_args(self, text: str, pos: int) -> int | None:
-        assert self._args is not None
-        stop, done = self._args.read(text, pos, self._raw)
-        if not done:
-            return stop if stop > pos else None
-        self._settle(self._args.arguments, stop)
-        self._state = _AFTER_VALUE
-        return stop
+    # -- ids and breaks ----------------------------------------------------------------------------
 
-    def _scan_after_value(self, text: str, pos: int) -> int | None:
-        """The value is complete, so the call stands: its end marker, or what comes instead."""
-        ws_end = JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
-        if ws_end > pos:
-            return ws_end  # whitespace next to the call
-        found = self._literal_at(text, pos, _AFTER_ARGS)
-        if found is None:
-            return None
-        assert self._args is not None
-        self._finish_call(self._args.arguments)
-        if found == CALL_END:
-            return pos + len(found)
-        if found in SECTION_ENDS:
-            self._end_section(found)
-            return pos + len(found)
-        return pos  # the next call, a section, or text: the section's reader takes it
-
-    def _finish_call(self, arguments: dict[str, Any]) -> None:
-        self._end_call(self._index, arguments)
-        self._section_calls += 1
-        self._raw = []
-        self._args = None
-        self._state = _SECTION
-
-    # -- breaks, ids and the end -------------------------------------------------------------------
-
-    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
-        """The section or call broke: its text up to the break is text, and reading goes on there."""
-        self._reject(str(err), "".join(self._raw))
-        self._raw = []
-        self._args = None
+    def _reset_call(self) -> None:
         self._deferred = None
-        self._section_calls = 0
-        self._state = _TEXT
-        return pos if err.pos is None else err.pos
 
     def _make_id(self, name: str, index: int) -> str:
         """The factory's id, unless the response already used it (a model-written id, or a
@@ -359,28 +229,6 @@ class KimiJsonStream(FormatStream):
             number += 1
         self._ids_used.add(call_id)
         return call_id
-
-    def _close(self) -> None:
-        state = self._state
-        if state == _ARGS and self._args is not None and self._args.finish(self._buf):
-            try:
-                self._settle(self._args.arguments, len(self._buf))
-                self._buf = ""  # `null` at the very end
-                state = _AFTER_VALUE
-            except NotACall as err:
-                self._warn(str(err))
-        if state == _AFTER_VALUE and self._args is not None:
-            self._finish_call(self._args.arguments)  # the end marker is missing: the value ended it
-            state = _SECTION
-        if state == _TEXT or (state == _SECTION and self._section_calls > 0):
-            self._text(self._buf)
-        else:
-            self._reject("the output ended inside a tool call", "".join(self._raw) + self._buf)
-        self._raw = []
-        self._buf = ""
-
-    def _pending_text(self) -> str:
-        return "".join(self._raw)
 
 
 # -- the spec --------------------------------------------------------------------------------------
