@@ -75,6 +75,8 @@ MESSAGES = [
 """Three earlier calls in history, then the same ask: a model this small calls a tool after examples,
 rarely from the system prompt alone. The examples leave out `unit`, which the schema requires: the
 model copying them writes a call that does not validate unless decoding holds it to the schema."""
+MAX_TOKENS = 300  # the verbose formats' calls (XTML, DSML) take over 150 of SmolLM2's tokens
+Call = tuple[str, str]
 SETTINGS = {
     "required": {"tool_choice": "required", "parallel_tool_calls": False, "strict": True},
     "strict auto": {"tool_choice": "auto", "strict": True},
@@ -101,18 +103,18 @@ def valid(name: str, arguments: str) -> bool:
     return True
 
 
-def ask(client: openai.OpenAI, setting: dict[str, Any], seed: int, streamed: bool) -> list[tuple[str, str]]:
-    """The calls of one sampled response, as (name, arguments)."""
+def ask(client: openai.OpenAI, setting: dict[str, Any], seed: int, streamed: bool) -> tuple[list[Call], str | None]:
+    """The calls of one sampled response, as (name, arguments), and its finish reason."""
     options = {k: v for k, v in setting.items() if k != "strict"}
     common = dict(
         model=SERVED_NAME, messages=MESSAGES, tools=tools(setting["strict"]), temperature=0.8, seed=seed,
-        max_tokens=120, **options,
+        max_tokens=MAX_TOKENS, **options,
     )  # fmt: skip
     if streamed:
         fold = fold_stream(client.chat.completions.create(stream=True, **common))
-        return [(c.name, c.arguments) for c in fold.calls]
-    message = client.chat.completions.create(**common).choices[0].message
-    return [(c.function.name, c.function.arguments) for c in message.tool_calls or []]
+        return [(c.name, c.arguments) for c in fold.calls], fold.finish
+    choice = client.chat.completions.create(**common).choices[0]
+    return [(c.function.name, c.function.arguments) for c in choice.message.tool_calls or []], choice.finish_reason
 
 
 def measure(fmt: str, seeds: int, model_dir: Path) -> dict[str, dict[str, int]]:
@@ -122,11 +124,12 @@ def measure(fmt: str, seeds: int, model_dir: Path) -> dict[str, dict[str, int]]:
     with vllm_server(model_dir, args) as base_url:
         client = openai.OpenAI(base_url=base_url, api_key="unused", timeout=300)
         for label, setting in SETTINGS.items():
-            row = {"responses": 0, "with_calls": 0, "calls": 0, "valid": 0, "over_one": 0}
+            row = {"responses": 0, "with_calls": 0, "calls": 0, "valid": 0, "over_one": 0, "cut": 0}
             for seed in range(seeds):
                 for streamed in (False, True):
-                    calls = ask(client, setting, seed, streamed)
+                    calls, finish = ask(client, setting, seed, streamed)
                     row["responses"] += 1
+                    row["cut"] += finish == "length"
                     row["with_calls"] += bool(calls)
                     row["calls"] += len(calls)
                     row["valid"] += sum(valid(name, arguments) for name, arguments in calls)
@@ -153,6 +156,8 @@ def main() -> None:
             cell = f"{row['with_calls']}/{row['responses']}, {row['valid']}/{row['calls']}"
             if row["over_one"] and label == "required":
                 cell += f" ({row['over_one']} with more than one call)"
+            if row["cut"]:
+                cell += f" ({row['cut']} cut by max_tokens)"
             cells.append(cell)
         print(f"| {fmt} | " + " | ".join(cells) + f" |  <!-- {time.monotonic() - started:.0f} s -->", flush=True)
     if options.json:
