@@ -6,11 +6,29 @@ Grammar, as this machine reads it::
     output  := (text | think | block)*
     think   := "<think>" text "</think>"            # everything inside is text, never a call
     block   := START ws value (ws [","] ws value)* ws [END]   # END may be missing once a value completed
-    value   := call-object | "[" call-object ("," call-object)* "]"
+    value   := call-object | "[" call-object ("," call-object)* "]"   # an empty list [] is not a call
+    call-object := {"name", "arguments"} | {"name", "parameters"} | {"tool", "parameters"}
+                 | {"function": {"name", "arguments"}}               # a JSON object, keys in any order
+
+with START = `<tool_call>` and END = `</tool_call>`. Several values in one block are parallel calls,
+with or without a comma between them (`{..}, {..}`).
 
 The block ends where its JSON value ends, not at the first END: `</tool_call>` inside a string is
-data. A block whose JSON breaks is text from its START up to the break; scanning for calls goes on
-right there, so the next block still counts. A block cut off by the end of the output is text.
+data. END may be missing when the value is complete: the call counts and what follows is content. A
+block whose JSON breaks is text from its START up to the break; scanning for calls goes on right
+there, so the next block still counts. Where a string makes the block invalid (a string where a call
+object belongs, a name longer than TOOLCALL_PARSERS_MAX_NAME), the block is text up to the end of
+that string, in every chunking: a `<tool_call>` written inside the string never starts a call. A
+block cut off by the end of the output (inside its JSON) is text.
+
+`arguments` is an object; a JSON string holding an object is decoded (also when encoded twice, and
+leniently: raw control characters inside it are accepted) and sent as the object; `null`, `""` or
+none is `{}`; any other type makes the block text. Raw control characters inside strings (a literal
+newline in code) are accepted and sent escaped, so `arguments` is always strict JSON. A
+model-supplied `id` is ignored: ids are the engine's.
+
+The markers are options: `get_format("hermes_json").stream(tools, start_marker="<function_call>",
+end_marker="</function_call>")`; `think_markers=None` disables the `<think>` rule.
 """
 
 from __future__ import annotations

@@ -17,11 +17,11 @@ keys, the name: at most TOOLCALL_PARSERS_MAX_NAME characters; all consumed, neve
 partial key or a lone backslash is held back):
 the object's first key is `name` (or `"type": "function"` then `name`, as Llama 3.1 sometimes writes
 and llama.cpp accepts), its value a JSON string, and the next key `parameters` or `arguments`. Any
-other object (`{"name": "John", "age": 3}`, a config, keys in another order) is content, released
-as soon as it is known not to be a call; scanning goes on right after the point where that became
-known. A `{` mid-line (after prose on the same line) is content, as in vLLM's streaming reader. The
-line break a call object takes (the one right before it) is the whole `\\r\\n`; a lone `\\r` breaks no
-line.
+other object (`{"name": "John", "age": 3}`, `{"name": "f"}`, a config, keys in another order,
+`{'name': ..}`) is content, not logged, released as soon as it is known not to be a call; scanning
+goes on right after the point where that became known. A `{` mid-line (after prose on the same line)
+is content, as in vLLM's streaming reader. The line break a call object takes (the one right before
+it) is the whole `\\r\\n`; a lone `\\r` breaks no line.
 
 After the head the object is read by the shared JSON call reader, which starts where the head ended:
 arguments stream as written, an arguments string holding an object is decoded, keys after the

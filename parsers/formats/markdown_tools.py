@@ -22,14 +22,14 @@ closing fence line, without the line break before the closing fence (`\\r\\n` or
 one line break wherever a line break is framing, so the opening line's `\\r` is not part of the info
 string either; line breaks inside the body stay as written), so a body may hold a shorter fence or
 one of the other character. A line that only looks like a fence (a backtick in a backtick
-fence's info string) is text.
+fence's info string) is text. XML means nothing here: a `<tool-use>` block (`xml_tools`) is content.
 
 Decisions and error cases (each block that names a declared tool but is not a call is content, with
 one logged reason; a fence naming no declared tool is content, silently):
 
 - More than 64 fence characters is not a fence here (CommonMark has no limit): the bound keeps the
-  hold-back at a line start short. An info string longer than `tool_blocks.info_bound` opens a
-  content fence (its name is not read past the bound).
+  hold-back at a line start short. An info string longer than `tool_blocks.info_bound` (4 x
+  TOOLCALL_PARSERS_MAX_NAME) opens a content fence (its name is not read past the bound).
 - An indented opening fence (1-3 spaces) counts; its body is taken verbatim (CommonMark would strip
   the indent from the body lines).
 - Words: too many, too few, an unclosed quote; a schema that cannot be mapped; a body for a tool

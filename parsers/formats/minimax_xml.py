@@ -13,15 +13,42 @@ with START = `<minimax:tool_call>` and END = `</minimax:tool_call>`; `ws` is any
 is not empty and at most `TOOLCALL_PARSERS_MAX_NAME` characters (a bare one with its trailing spaces).
 VALUE is raw text: the format has no escaping. A `</parameter>` ends it only when what follows (after
 whitespace) is `<parameter`, `</invoke>` or the end of the output; otherwise it is part of the value
-(a file that holds XML).
+(a file that holds XML). The one text a value cannot hold is `</parameter>` followed by one of those.
+Streaming and `parse()` apply the same rule (the stream holds a `</parameter>` back until it knows).
+Several invokes in a block, and several blocks, are parallel calls; an invoke without parameters is
+`{}`; a parameter named twice in one invoke: the last wins (logged).
 
-Values are typed by the request's tool schema (`core.typed_values`). The call's name is known when its
-invoke tag closes; a string value streams as it is written; other values are sent when their
-`</parameter>` is known to end them (all as far as the core's streaming policy shows a call). An
-invoke that breaks the grammar, is refused at its name (too many calls, an undeclared tool the
-operator refuses, a lone surrogate) or passes the size bound of its arguments is text up to its
-`</invoke>`, and the other invokes still count; a block that never holds an invoke, and an invoke cut
-off by the end of the output, are text. A size bound crossed inside a value is acted on where that
+Values are typed by the request's tool schema (`core.typed_values`; `qwen_xml` types its values
+the same way):
+
+- `string` keeps the text verbatim, whitespace included: `02134` and `true` stay strings. When a
+  schema admits a string and other types (`["string", "null"]`, `anyOf`), the string wins, except
+  that the exact text `null` is null where null is admitted.
+- `integer`: `5`, `5.0` -> 5; `number`: `3.5`, `1e3`; `boolean`: `true` / `false` in any case;
+  `null`: `null`; `object` / `array`: JSON of that kind, with nested strings typed by the nested
+  `properties` / `items`. Whitespace around these is ignored.
+- Types come from `type` (a name or a list; `int`, `float`, `bool`, `str`, `dict`, `list` are read
+  as their JSON names), `anyOf` / `oneOf` / `allOf`, else `enum` / `const`, `properties`, `items`.
+- A value that fits none of its types stays a string, verbatim: also a number longer than
+  `TOOLCALL_PARSERS_MAX_SCALAR` (512) characters, a number that overflows (`1e400`), an object or
+  array nested deeper than `TOOLCALL_PARSERS_MAX_DEPTH` (256) or holding such a number, `NaN` or
+  `Infinity`. Number patterns are unambiguous and see at most `MAX_SCALAR` characters.
+- No schema (no tools, or a parameter the tool does not declare): `true`, `false`, `null`, a number
+  in strict JSON syntax (so `02134` and `+5` stay strings), or a JSON object or array become that;
+  anything else is a string, verbatim. Only a value's first 64 characters are used for this guess.
+- Anything in a schema that is not what JSON Schema says (`"anyOf": true`, `"type": 5`,
+  `"properties": []`) says nothing and never raises; at most 256 union members are read per schema.
+
+The call's name is known when its invoke tag closes; a string value streams as it is written
+(JSON-escaped, holding back only what could be `</parameter>`); other values are sent when their
+`</parameter>` is known to end them; `}` at `</invoke>` (all as far as the core's streaming policy
+shows a call).
+
+An invoke that breaks the grammar, is refused at its name (too many calls, an undeclared tool the
+operator refuses, a lone surrogate, an empty or over-long name) or passes the size bound of its
+arguments (`TOOLCALL_PARSERS_MAX_CALL_CHARS`) is text up to its `</invoke>`, and the other invokes
+still count; a block that never holds an invoke, and an invoke cut off by the end of the output, are
+text. A size bound crossed inside a value is acted on where that
 value ends, so the outcome does not depend on how the text was chunked.
 
 Reading is one pass over the text: whitespace between tags and after a `</parameter>` is consumed as

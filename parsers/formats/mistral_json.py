@@ -14,8 +14,14 @@ Grammar, as this machine reads it::
     NAME    := [A-Za-z0-9_.-]{1,max_name}                 # TOOLCALL_PARSERS_MAX_NAME, 1024 by default
     ID      := (any character but "[" and "{"){0,max_name}
 
+One machine serves every Mistral model: the generation is read from the text after each marker (`[`
+or `{` is v2-v7, a name is v11+), not from the tokenizer. Without `[ARGS]` the object must follow the
+name at once, so prose like `[TOOL_CALLS] then {..}` stays text.
+
 There is no closing token: a call ends where its JSON value ends (string-aware, so `[TOOL_CALLS]` or
-`]` inside an argument changes nothing), and what follows is content. A call that breaks is text up
+`]` inside an argument changes nothing), and what follows is content, as is text before the first
+marker. Arguments are the model's JSON as written (a string where the schema says integer stays a
+string). An empty list (`[TOOL_CALLS][]`) is text. A call that breaks is text up
 to where it broke (a name or id: up to its first character past max_name; a call the core refuses,
 past TOOLCALL_PARSERS_MAX_CALLS or to an undeclared tool: up to its arguments), and reading goes on
 right there, so a later call still counts. Where it broke just after a `[`, that `[` is read again
@@ -27,8 +33,9 @@ text such a token was generated (`feed(text, marker_offsets=[..])`); then only a
 positions counts, and a `[TOOL_CALLS]` written out in prose is text, in the same piece or not.
 
 Ids are nine letters and digits, as Mistral's templates require; a model-written `[CALL_ID]` that fits
-(trimmed) and is not used yet in the response is kept. Ids stay unique in the response: an id
-factory whose id is taken is asked a few times more, then random ids of our own are used.
+(trimmed) and is not used yet in the response is kept; ids inside v2-v7 JSON objects are not kept.
+Ids stay unique in the response: an id factory whose ids are taken is asked at most three times,
+then random ids of our own are used (bounded: it never hangs).
 """
 
 from __future__ import annotations

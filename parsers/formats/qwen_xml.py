@@ -17,28 +17,37 @@ most `TOOLCALL_PARSERS_MAX_NAME` characters.
 
 VALUE is raw text: the format has no escaping. One newline right after the parameter's tag and one
 right before the tag that ends the value are markup (the template writes the value on its own
-lines). The value ends at:
+lines); any other whitespace is data, and `<parameter=p>x</parameter>` reads the same as the
+template's form. The value ends at:
 
 - a `</parameter>` followed (after whitespace) by the next `<parameter=` or `</function>`; any
   other `</parameter>` is part of the value (a file that holds XML), as in `minimax_xml`;
 - a `</function>` followed (after whitespace) by `</tool_call>`, `<tool_call>`, `<function=` or the
-  end of the output: the model dropped the `</parameter>` (models do this in long contexts), and
-  the function ends there too;
+  end of the output: the model dropped the `</parameter>` (Qwen3.5 / 3.6 do this in long contexts,
+  ollama#17914), and the function ends there too;
 - a `<parameter=` at the start of a line of the value: the model dropped the `</parameter>`, and
   the next parameter begins.
 
 So a value cannot hold a line that starts with `<parameter=`, nor `</parameter>` + whitespace +
 `<parameter=` or `</function>`, nor `</function>` + whitespace + a block tag: those read as markup.
+Streaming and `parse()` apply the same rules (the stream holds an end tag back until it knows, and a
+value's last newline until the next character). A function without parameters is `{}`; a parameter
+named twice in one function: the last wins (logged).
 
-Values are typed by the request's tool schema (`core.typed_values`, the rules of `minimax_xml`);
+Values are typed by the request's tool schema (`core.typed_values`, the rules of `minimax_xml`;
+`None`, as Qwen3-Coder's own template writes a null, stays the string `"None"`);
 reading them is shared with `minimax_xml` (`core.xml_parameters`), and so is the block machine
 around the tags (`xml_blocks`). The call's name is known when its function tag closes; a string
-value streams as it is written; other values are sent when their end is known (all as far as the
-core's streaming policy shows a call). A function that breaks the
-grammar, is refused at its name (too many calls, an undeclared tool the operator refuses, a lone
-surrogate) or passes the size bound of its arguments is text up to its `</function>`, and the other
-functions still count; a block that never holds a function, and a function cut off by the end of
-the output, are text.
+value streams as it is written; other values are sent when their end is known; `}` at `</function>`
+(all as far as the core's streaming policy shows a call).
+
+A function that breaks the grammar (text where a parameter tag belongs, a name with `<` or a line
+break, an empty or over-long name), is refused at its name (too many calls, an undeclared tool the
+operator refuses, a lone surrogate) or passes the size bound of its arguments
+(`TOOLCALL_PARSERS_MAX_CALL_CHARS`) is text up to its `</function>`, and the other functions still
+count; a block that never holds a function (`<tool_call></tool_call>`, Hermes-style JSON inside
+`<tool_call>`) is text; a function cut off by the end of the output is text (also a `</parameter>`
+followed by `</tool_call>`: the `</function>` was dropped).
 
 Reading is one pass over the text: whitespace between tags and after an end tag is consumed as it
 arrives (kept as markup, or as value text once it is known to be data), so what waits for more text

@@ -6,20 +6,25 @@ Grammar, as this machine reads it::
     think  := "<think>" text "</think>"             # everything inside is text, never a call
     block  := START ws (line ws)* [END]              # END is optional: the end of the output ends it
     line   := NAME gap args                          # the line ends where its JSON value ends
-    gap    := [ \t]+
+    gap    := [ \\t]+
     args   := a JSON object | a JSON string holding one | null
     NAME   := [A-Za-z0-9_.-]{1,max_name}            # TOOLCALL_PARSERS_MAX_NAME, 1024 by default
-    ws     := [ \t\r\n]*
+    ws     := [ \\t\\r\\n]*
 
-START and END are `<TOOL_CALLS>` and `</TOOL_CALLS>` unless given. A `</TOOL_CALLS>` or a newline
-inside a JSON string changes nothing. A malformed line is text up to its end, and the other lines
-still count; a line cut off by the end of the output is text. After a call, a line that does not
-start with a name character ends the block (END is missing) and is content.
+START and END are `<TOOL_CALLS>` and `</TOOL_CALLS>` unless given (the stream's `start_marker` and
+`end_marker` options). END is read when a model writes it, and then text may follow; JSON is read in
+any spacing. A `</TOOL_CALLS>` or a newline inside a JSON string changes nothing. A malformed line
+is text up to its end, and the other lines still count; a line cut off by the end of the output is
+text. After a call, a line that does not start with a name character ends the block (END is missing)
+and is content.
 
 Streaming: a call starts only once its arguments are sure to be a JSON object: at an object's first
 key or its closing brace (`{"` or `{}`, whitespace between), and when a JSON string holding an
 object, or `null`, is complete. So a line of prose after a block (`I now know.`, `Use {braces}`,
-`He said "hi"`) never announces a call, however it is split into deltas.
+`He said "hi"`) never announces a call, however it is split into deltas. Only a line whose second
+word opens an object with a key (`Use {"a" ..`) starts a call that then breaks: the streaming policy
+holds it (the default never shows it; `eager` shows its start). A line after a block whose second
+word is `null` or a complete `"{..}"` is a call.
 
 Nothing unbounded is held back between deltas: whitespace runs and names are consumed as they come
 (a name longer than TOOLCALL_PARSERS_MAX_NAME breaks its line where the limit is passed); only a
