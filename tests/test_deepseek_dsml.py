@@ -451,31 +451,53 @@ def test_template_drops_old_reasoning_without_tools(ds_tokens):
 
 CALL = write([("get_weather", {"city": "Oslo"})])
 REASONING_CASES = [
-    ("<think>The user wants Oslo.</think>Let me look.\n\n" + CALL, ("The user wants Oslo.", "Let me look.")),
-    (
-        "The user wants Oslo.</think>Let me look.\n\n" + CALL,
-        ("The user wants Oslo.", "Let me look."),
-    ),  # template-opened
+    ("<think>The user wants Oslo.</think>Let me look.\n\n{call}", ("The user wants Oslo.", "Let me look.")),
+    ("The user wants Oslo.</think>Let me look.\n\n{call}", ("The user wants Oslo.", "Let me look.")),  # prompt-opened
     # a block before </think>: deepseek_v4 ends the reasoning there, and the block is a call
-    ("The user wants Oslo.\n\n" + CALL, ("The user wants Oslo.", None)),
-    ("<think>maybe " + CALL + "</think>No.", ("maybe", "No.")),
+    ("The user wants Oslo.\n\n{call}", ("The user wants Oslo.", None)),
+    ("<think>maybe {call}</think>No.", ("maybe", "No.")),
 ]
+VLLM_REASONING = [("deepseek_v4", V4), ("deepseek_v41", V41)]
 
 
+@pytest.mark.parametrize(("reasoning", "dialect"), VLLM_REASONING, ids=[r for r, _ in VLLM_REASONING])
 @pytest.mark.parametrize(("text", "expected"), REASONING_CASES, ids=["closed", "opened", "before </think>", "inside"])
-def test_with_vllms_deepseek_v4_reasoning_parser(ds_tokens, text, expected):
+def test_with_vllms_deepseek_reasoning_parsers(ds_tokens, reasoning, dialect, text, expected):
+    """Reasoning, content and the call the same finished and streamed (DeepSeek's token deltas)."""
     pytest.importorskip("vllm")
     from test_vllm_adapter import complete_through, make_request, stream_through
     from vllm.plugins import load_general_plugins
 
     load_general_plugins()
+    text = text.format(call=write([("get_weather", {"city": "Oslo"})], dialect))
     request = make_request()
-    reasoning, content, calls = complete_through(ds_tokens, text, request, "deepseek_v4", fmt="deepseek_dsml")
-    streamed = stream_through(ds_tokens, text, request, "deepseek_v4", fmt="deepseek_dsml")
+    reasoning_text, content, calls = complete_through(ds_tokens, text, request, reasoning, fmt="deepseek_dsml")
+    streamed = stream_through(ds_tokens, text, request, reasoning, fmt="deepseek_dsml")
     call = [("get_weather", '{"city": "Oslo"}')]
-    assert (reasoning, content, [(c.name, c.arguments) for c in calls]) == (*expected, call)
+    assert (reasoning_text, content, [(c.name, c.arguments) for c in calls]) == (*expected, call)
     assert (streamed["reasoning"], streamed["content"]) == expected
     assert [(c["name"], c["arguments"]) for c in streamed["calls"]] == call
+
+
+def test_with_vllms_deepseek_v3_reasoning_parser_in_chat_mode(ds_tokens):
+    """V3.2's `deepseek_v3` reasoning parser passes the text on in chat mode (the default): ours then
+    keeps `<think>..</think>` as content, in both paths."""
+    pytest.importorskip("vllm")
+    from test_vllm_adapter import complete_through, make_request, stream_through
+    from vllm.plugins import load_general_plugins
+
+    load_general_plugins()
+    text = "<think>Oslo.</think>Let me look.\n\n" + write([("get_weather", {"city": "Oslo"})], V32)
+    request = make_request()
+    reasoning_text, content, calls = complete_through(ds_tokens, text, request, "deepseek_v3", fmt="deepseek_dsml")
+    streamed = stream_through(ds_tokens, text, request, "deepseek_v3", fmt="deepseek_dsml")
+    assert (reasoning_text, content, [c.name for c in calls]) == (
+        None,
+        "<think>Oslo.</think>Let me look.",
+        ["get_weather"],
+    )
+    assert (streamed["reasoning"], streamed["content"], [c["name"] for c in streamed["calls"]]) == (
+        None, "<think>Oslo.</think>Let me look.", ["get_weather"])  # fmt: skip
 
 
 SGLANG_CASES = [
