@@ -364,14 +364,15 @@ def _calls(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """The reply channel (its open, where the prompt did not write it; any text, or none; its close),
-    then one tools channel of one or more calls (at most one if `single`), then the message's close;
-    all but the tools channel optional."""
-    reply = {"type": "tag", "begin": "", "content": {"type": "any_text", "excludes": [OPEN, CLOSE]},
-             "end": RESPONSE_CLOSE}  # fmt: skip
+    """The calls at once: the channel the generation prompt opened (`think` or `response`) closed,
+    then one tools channel of one or more calls (at most one if `single`), then the message's close.
+    No text comes first, as in every format's `required`: a grammar that let a model write a reply
+    (or reasoning) of any length first would not make it call (with a reasoning parser, the
+    reasoning comes before the grammar applies)."""
     elements = [
-        {"type": "optional", "content": {"type": "const_string", "value": RESPONSE_OPEN}},  # when not in the prompt
-        {"type": "optional", "content": reply},
+        {"type": "optional", "content": {"type": "const_string", "value": THINK_CLOSE}},
+        {"type": "optional", "content": {"type": "const_string", "value": RESPONSE_OPEN}},
+        {"type": "optional", "content": {"type": "const_string", "value": RESPONSE_CLOSE}},
         _calls(request, request.names),
         {"type": "optional", "content": {"type": "const_string", "value": MESSAGE_CLOSE}},
     ]
