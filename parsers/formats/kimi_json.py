@@ -253,7 +253,7 @@ def _call_tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, A
             "content": {
                 "type": "sequence",
                 "elements": [
-                    {"type": "regex", "pattern": "[0-9]+"},
+                    {"type": "regex", "pattern": "[0-9]{1,4}"},  # unbounded, a weak model writes digits on
                     {"type": "const_string", "value": ARG_BEGIN},
                     {"type": "json_schema", "json_schema": request.parameters(name)},
                 ],
