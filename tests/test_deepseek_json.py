@@ -298,13 +298,17 @@ def test_token_deltas_read_the_same(tokenizer, writer):
 
 
 def test_the_text_path_spells_markers_with_ordinary_tokens(tokenizer):
-    """Text that merely spells a marker (split, so no added token matches) reads the same as text."""
-    pieces = tokenizer.encode("<｜tool▁ca", add_special_tokens=False) + tokenizer.encode(
-        "lls▁begin｜>", add_special_tokens=False
+    """The parser reads text, not ids: a marker spelled by ordinary tokens decodes to the same text
+    and reads as that marker (a section's begin with no call after it is text, with a call a call)."""
+    pieces = tokenizer.encode("<｜tool▁ca", add_special_tokens=False)
+    pieces += tokenizer.encode("lls▁begin｜>", add_special_tokens=False)
+    assert MARKERS[SB] not in pieces and tokenizer.decode(pieces) == SB
+    prose = [*token_deltas(tokenizer, pieces), " is a marker"]
+    assert build_result(run(prose)).content == SB + " is a marker"
+    call = token_deltas(tokenizer, pieces) + token_deltas(
+        tokenizer, tokenizer.encode(v31("get_weather", '{"city": "Oslo"}') + SE, add_special_tokens=False)
     )
-    assert MARKERS[SB] not in pieces
-    text = tokenizer.decode(pieces) + " is a marker"
-    assert build_result(run([*token_deltas(tokenizer, pieces), " is a marker"])).content == text
+    assert [(c.name, c.arguments) for c in build_result(run(call)).calls] == [("get_weather", {"city": "Oslo"})]
 
 
 # -- the constraints -------------------------------------------------------------------------------------
