@@ -298,7 +298,7 @@ def test_one_buffer_per_feed():
 def test_dsml_is_one_token_and_the_token_path_reads_the_same(ds_tokens):
     assert ds_tokens.convert_tokens_to_ids(D) == 128825
     assert (ds_tokens.convert_tokens_to_ids("<think>"), ds_tokens.convert_tokens_to_ids("</think>")) == (128821, 128822)
-    assert ds.FORMAT.special_tokens == (D,)
+    assert ds.FORMAT.special_tokens == ()  # one token, not a special one: nothing for decoding to keep
     text = "Hi.\n\n" + write([("get_weather", {"city": "Zürich", "days": 2})])
     encoded = ds_tokens.encode(text, add_special_tokens=False)
     assert encoded.count(128825) == text.count(D)

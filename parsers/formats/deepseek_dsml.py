@@ -296,7 +296,7 @@ FORMAT = Format(
     DeepSeekDsmlStream,
     write,
     markers=MARKERS,
-    special_tokens=(DSML,),
+    special_tokens=(),  # DSML is one token in DeepSeek's vocabulary, but not a special one: decoding keeps it
     required=required_constraint,
     auto=auto_constraint,
     writes_name=_writes_name,
