@@ -255,10 +255,16 @@ def test_broken_invokes_are_text_and_the_others_count():
         f'<{D}invoke name="get_weather">\n<{D}parameter string="true">v</{D}parameter>\n</{D}invoke>',  # no key
         f'<{D}invoke name="get_weather">\n<{D}parameter name="a" string="yes">v</{D}parameter>\n</{D}invoke>',
         f'<{D}invoke name="get_weather">\njunk\n</{D}invoke>',
+        f'<{D}invoke name="now" x/>',  # a broken self-closing invoke ends at its `/>`
+        f"<{D}invoke/>",
     ):
         result = both(START + "\n" + bad + "\n" + good + "\n" + END)
         assert calls_of(result) == [("get_weather", {"city": "Nice"})], bad
         assert result.content == START + "\n" + bad
+    # a self-closing invoke that stands, then a broken one: that one skips to its own close
+    bad = f'<{D}invoke name="get_weather">\njunk\n</{D}invoke>'
+    result = both(START + f'<{D}invoke name="now"/>\n' + bad + "\n" + good + "\n" + END)
+    assert calls_of(result) == [("now", {}), ("get_weather", {"city": "Nice"})]
 
 
 def test_attributes_past_their_bound_break_where_the_text_says(monkeypatch):

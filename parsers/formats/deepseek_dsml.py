@@ -126,6 +126,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
         self._attrs_len = 0
         self._quoted = False  # inside an attribute's quotes
         self._json: ArgumentsReader | None = None  # the invoke's JSON body, being read
+        self._closed_invoke = False  # the invoke tag being judged closes itself (`/>`)
         self._readers |= {_JSON: self._scan_json, _JSON_END: self._scan_json_end}
 
     def _scan_text(self, text: str, pos: int) -> int | None:
@@ -167,6 +168,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
         """A tag's ATTRS are complete: open its invoke (a self-closing one ends there) or parameter."""
         closed = attrs.endswith("/")
         attrs = attrs[:-1] if closed else attrs
+        self._closed_invoke = closed and self._on_name == self._open_call  # cleared once it stands
         if _ATTRS.fullmatch(attrs) is None:
             raise NotACall(f"malformed attributes {shorten(attrs)}", resume)
         values = dict(_ATTR.findall(attrs))
@@ -178,6 +180,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
                 self._named(name)
             except NotACall as err:
                 raise NotACall(str(err) or "an invoke without a name", resume) from None
+            self._closed_invoke = False  # it stands; what breaks later is judged on its own
             if closed:
                 self._end_call_element()
             return
@@ -221,7 +224,10 @@ class DeepSeekDsmlStream(XmlBlockStream):
 
     def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
         self._attrs, self._attrs_len, self._quoted, self._json = [], 0, False, None
-        return super()._recover(err, text, pos)
+        resume = super()._recover(err, text, pos)
+        if self._closed_invoke:  # a broken self-closing invoke ends at its `/>`: no close to skip to
+            self._state, self._closed_invoke = BLOCK, False
+        return resume
 
 
 # -- the spec --------------------------------------------------------------------------------------
