@@ -120,6 +120,23 @@ def test_a_wrapper_that_may_be_meant_is_kept(name, args):
     assert both_paths(SB + v31(name, json.dumps(args)) + SE) == (None, [(name, args)])
 
 
+@pytest.mark.parametrize("spaces", [0, 40, 50, 54, 58, 63, 64, 80])
+def test_the_wrapper_is_judged_by_the_text_not_by_its_chunks(spaces):
+    """The wrapper key is looked for in the arguments' first 64 characters of text: a key that ends
+    past them is kept, in every chunking (it was taken off in one piece and kept by characters)."""
+    args = "{" + " " * spaces + '"arguments": {"city": "x"}}'
+    _, calls = both_paths(SB + v31("get_weather", args) + SE)
+    taken_off = spaces + len('{"arguments"') <= 64
+    assert calls == [("get_weather", {"city": "x"} if taken_off else {"arguments": {"city": "x"}})]
+
+
+def test_a_wrapper_key_declared_through_a_ref_is_kept():
+    params = {"$ref": "#/$defs/A", "$defs": {"A": {"type": "object", "properties": {"arguments": {"type": "object"}}}}}
+    tools = [{"type": "function", "function": {"name": "exec", "parameters": params}}]
+    args = {"arguments": {"a": 1}}
+    assert both_paths(SB + v31("exec", json.dumps(args)) + SE, tools) == (None, [("exec", args)])
+
+
 @pytest.mark.parametrize(
     ("name", "args", "expected"),
     [

@@ -28,8 +28,10 @@ Wrapped arguments: DeepSeek models sometimes write `{"arguments": {..}}` or `{"i
 the arguments (sgl-project/sglang#38924). Where the wrapper is the only key and the request declares
 the tool with no property of that name, what it holds is the arguments: an object, a JSON string
 holding one, or a plain string when the tool has one property, a string (`{"arguments": "ls"}` for
-`bash(command)`). A call whose first key is a wrapper streams once its value ends. Undeclared tools,
-tools with such a property, and wrappers next to other keys get the object as written.
+`bash(command)`). The wrapper must be the first key, ending in the arguments' first 64 characters
+(so the stream can tell early, the same in every chunking); such a call streams once its value
+ends. Undeclared tools, tools that declare such a property (also through `$ref` or a union), and
+wrappers next to other keys get the object as written.
 
 The template writes V3.1's form, after V3.1's own template: it is what V3.1 / V3.2-Exp write and
 what both engines' `deepseek_v31` read, and it puts no fence around the JSON. V3's form (V3 /
@@ -49,6 +51,7 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.json_lexer import json_text, too_deep
 from ..core.stream import NotACall
+from ..core.typed_values import SchemaFacts
 from .spec import Call, CallTag, ConstraintRequest, Format
 from .token_sections import HEAD, SectionStream
 
@@ -186,10 +189,11 @@ class DeepSeekJsonStream(SectionStream):
             return
         self._head.append(fragment)
         head = "".join(self._head)
-        m = _FIRST_KEY.match(head)
+        window = head[:_KEY_BOUND]  # the decision reads the text's first characters, however it came
+        m = _FIRST_KEY.match(window)
         if m is not None and self._unwraps(m.group(1)):
             self._wrapper, self._wrapped, self._head = m.group(1), self._head, None
-        elif m is not None or len(head) > _KEY_BOUND or not _MAYBE_KEY.fullmatch(head):
+        elif m is not None or len(head) >= _KEY_BOUND or not _MAYBE_KEY.fullmatch(window):
             self._head = None
             self._call_args(self._index, head)
 
@@ -197,8 +201,7 @@ class DeepSeekJsonStream(SectionStream):
         schema = self.tools.schemas.get(self._name)
         if schema is None or key not in WRAPPERS:
             return False
-        properties = schema.get("properties")
-        return not isinstance(properties, dict) or key not in properties
+        return SchemaFacts().property_schema(schema, key) is None  # declared also through $ref, allOf, anyOf
 
     def _value_done(self, arguments: dict[str, Any], at: int) -> dict[str, Any]:
         """Send what was held, the wrapper taken off where it is the only key."""
