@@ -140,6 +140,11 @@ def test_markup_inside_think_is_text_and_an_unclosed_think_holds_its_block(ds_to
     # the generation prompt opened the reasoning: its lone close is text (the reasoning parser's), a block a call
     opened = both(f"Wants Oslo.</think>Looking.\n\n{call}", tokenizer=ds_tokens)
     assert opened.content == "Wants Oslo.</think>Looking." and calls_of(opened) == [("get_weather", {"city": "Oslo"})]
+    # a block that interrupted the reasoning: the `</think>` right after it is dropped, any other is text
+    after = both(f"Wants Oslo. {call}\n</think>\n\nWrite </think> to close.</think>", tokenizer=ds_tokens)
+    assert after.content == "Wants Oslo. \n\n\nWrite </think> to close.</think>" and len(after.calls) == 1
+    prose = both(f"{call}\nWrite </think> to close.", tokenizer=ds_tokens)
+    assert prose.content == "Write </think> to close."
 
 
 def test_markup_quoted_in_prose_is_not_a_call(ds_tokens):

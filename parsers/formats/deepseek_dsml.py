@@ -31,8 +31,9 @@ reads it. Inside `<think>..</think>` markup is text, and a block opened in reaso
 closes stays text: the reasoning parser owns it. A `</think>` with no `<think>` before it (the
 generation prompt opened the reasoning) is text like any other, and a block before it is a call:
 splitting reasoning from content is the reasoning parser's work. vLLM's `deepseek_v4` reasoning
-parser ends the reasoning at a block's tag and hands the rest on, so a `</think>` after a call is the
-end of the reasoning the block interrupted: dropped, as vLLM's own DSML parser drops it.
+parser ends the reasoning at a block's tag and hands the rest on, so a `</think>` right after a block
+of calls (only whitespace between) is the end of the reasoning the block interrupted: dropped, as
+vLLM's own DSML parser drops it; any other `</think>` is text.
 
 The block machine (broken invokes are text up to their end and the others still count; a block with
 no invoke, and an invoke the end of the output cuts off, are text; values stream) is `xml_blocks`,
@@ -127,20 +128,32 @@ class DeepSeekDsmlStream(XmlBlockStream):
         self._quoted = False  # inside an attribute's quotes
         self._json: ArgumentsReader | None = None  # the invoke's JSON body, being read
         self._closed_invoke = False  # the invoke tag being judged closes itself (`/>`)
+        self._after_block = False  # only whitespace since a block with calls ended: a `</think>` here is dropped
         self._readers |= {_JSON: self._scan_json, _JSON_END: self._scan_json_end}
 
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
         if m is not None and m.group() == self._think_close:  # no reasoning open
-            if not self._calls_done:
+            if self._after_block:
+                self._after_block = False  # right after a block: the end of the reasoning it interrupted
+            else:
                 self._text(m.group())  # text, like any other
-            return at  # after a call: the end of the reasoning the block interrupted, dropped
+            return at
         if m is not None:  # the block's tag fixes the dialect of everything in it
             self.tags, self._skip_scanner, self._value = self._dialects[m.group()]
             self._raw = [m.group()]
             self._block_calls = 0
             self._state = BLOCK
         return at
+
+    def _end_block(self) -> None:
+        super()._end_block()
+        self._after_block = self._block_calls > 0
+
+    def _text(self, text: str) -> None:
+        if text.strip():
+            self._after_block = False
+        super()._text(text)
 
     def _scan_name(self, text: str, pos: int) -> int | None:
         """ATTRS up to the `>` outside quotes, consumed as they come; past the bound the invoke breaks
