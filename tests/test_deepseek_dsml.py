@@ -266,6 +266,11 @@ def test_broken_invokes_are_text_and_the_others_count():
         result = both(START + "\n" + bad + "\n" + good + "\n" + END)
         assert calls_of(result) == [("get_weather", {"city": "Nice"})], bad
         assert result.content == START + "\n" + bad
+    # a parameter whose close the model dropped breaks its invoke at the invoke's close (before the
+    # next invoke or the block's end), as SGLang's V4 detector has it; it swallowed the next invoke
+    dropped = f'<{D}invoke name="get_weather">\n<{D}parameter name="city" string="true">Oslo\n</{D}invoke>'
+    result = both(START + "\n" + dropped + "\n" + good + "\n" + END)
+    assert calls_of(result) == [("get_weather", {"city": "Nice"})] and result.content == START + "\n" + dropped
     # a self-closing invoke that stands, then a broken one: that one skips to its own close
     bad = f'<{D}invoke name="get_weather">\njunk\n</{D}invoke>'
     result = both(START + f'<{D}invoke name="now"/>\n' + bad + "\n" + good + "\n" + END)

@@ -22,7 +22,10 @@ is not JSON of one of them, so a `string="false"` value that is not JSON is kept
 missing `string` is the same as `"false"`; any other `string` breaks the invoke (the system prompt's
 own example, `string="true|false"`, is not a call). VALUE has no escaping, so a `</｜DSML｜parameter>`
 ends it only when the next parameter or the invoke's end follows (after whitespace); otherwise it is
-part of the value. SGLang's detectors read the inline OBJECT body too, and so does this.
+part of the value; a `</｜DSML｜invoke>` before the next invoke or the block's end inside a value
+means the model dropped the parameter's close: the invoke is text up to there and the block goes on
+(a broken self-closing invoke ends at its `/>` the same way). SGLang's detectors read the inline
+OBJECT body too, and so does this.
 
 An invoke outside a block is text: DeepSeek's encoders always write the block, and the markup a
 model echoes in prose (explaining DSML) must not become a call; for the same reason markdown code is
@@ -75,8 +78,15 @@ class Dialect:
     style: str
 
     @property
-    def value_end(self) -> ValueEnd:
-        return ValueEnd(self.param_close, followers=(self.tags.param_open, self.tags.call_close))
+    def value_ends(self) -> list[ValueEnd]:
+        """The parameter's close before the next parameter or the invoke's close; or the invoke's close
+        before the next invoke or the block's end: the model dropped the parameter's close, and the
+        invoke is broken there (`_scan_value`), not running on into the next one."""
+        tags = self.tags
+        return [
+            ValueEnd(self.param_close, followers=(tags.param_open, tags.call_close)),
+            ValueEnd(tags.call_close, followers=(tags.end, tags.call_open)),
+        ]
 
 
 def _dialect(block: str, space: str, style: str) -> Dialect:
@@ -110,7 +120,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
         *,
         think_markers: ThinkMarkers = ("<think>", "</think>"),
     ) -> None:
-        super().__init__(tools, id_factory, think_markers, [V4.value_end])
+        super().__init__(tools, id_factory, think_markers, V4.value_ends)
         pairs = [] if not think_markers else [think_markers] if isinstance(think_markers[0], str) else think_markers
         self._think_close = pairs[0][1] if pairs else ""  # type: ignore[index]
         starts = [d.tags.start for d in DIALECTS] + [self._think_close] * bool(self._think_close)
@@ -119,7 +129,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
             d.tags.start: (
                 d.tags,
                 MarkerScanner([d.tags.call_close, d.tags.end]),
-                ParameterValueReader([d.value_end], self._send_args, self._keep, self.limits),
+                ParameterValueReader(d.value_ends, self._send_args, self._keep, self.limits),
             )
             for d in DIALECTS
         }
@@ -127,7 +137,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
         self._attrs_len = 0
         self._quoted = False  # inside an attribute's quotes
         self._json: ArgumentsReader | None = None  # the invoke's JSON body, being read
-        self._closed_invoke = False  # the invoke tag being judged closes itself (`/>`)
+        self._broken_here = False  # a call that breaks now ends here (`/>`, its close): the block goes on
         self._after_block = False  # only whitespace since a block with calls ended: a `</think>` here is dropped
         self._readers |= {_JSON: self._scan_json, _JSON_END: self._scan_json_end}
 
@@ -144,6 +154,15 @@ class DeepSeekDsmlStream(XmlBlockStream):
             self._raw = [m.group()]
             self._block_calls = 0
             self._state = BLOCK
+        return at
+
+    def _scan_value(self, text: str, pos: int) -> int | None:
+        at, end, value = self._value.read(text, pos)
+        if end is not None and end.tag == self.tags.call_close:
+            self._broken_here = True
+            raise NotACall("a parameter without its close", at)
+        if end is not None:
+            self._value_ended(end, value)
         return at
 
     def _end_block(self) -> None:
@@ -181,7 +200,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
         """A tag's ATTRS are complete: open its invoke (a self-closing one ends there) or parameter."""
         closed = attrs.endswith("/")
         attrs = attrs[:-1] if closed else attrs
-        self._closed_invoke = closed and self._on_name == self._open_call  # cleared once it stands
+        self._broken_here = closed and self._on_name == self._open_call  # cleared once it stands
         if _ATTRS.fullmatch(attrs) is None:
             raise NotACall(f"malformed attributes {shorten(attrs)}", resume)
         values = dict(_ATTR.findall(attrs))
@@ -193,7 +212,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
                 self._named(name)
             except NotACall as err:
                 raise NotACall(str(err) or "an invoke without a name", resume) from None
-            self._closed_invoke = False  # it stands; what breaks later is judged on its own
+            self._broken_here = False  # it stands; what breaks later is judged on its own
             if closed:
                 self._end_call_element()
             return
@@ -238,8 +257,8 @@ class DeepSeekDsmlStream(XmlBlockStream):
     def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
         self._attrs, self._attrs_len, self._quoted, self._json = [], 0, False, None
         resume = super()._recover(err, text, pos)
-        if self._closed_invoke:  # a broken self-closing invoke ends at its `/>`: no close to skip to
-            self._state, self._closed_invoke = BLOCK, False
+        if self._broken_here:  # the broken call ended where it broke: no close to skip to
+            self._state, self._broken_here = BLOCK, False
         return resume
 
 
