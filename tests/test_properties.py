@@ -343,7 +343,9 @@ PROSE = {"llama_json": prose.filter(lambda p: not p.lstrip().startswith(";") and
 PROSE["markdown_tools"] = prose.filter(lambda p: "```" not in p and "~~~" not in p).map(  # no fence of its own
     lambda p: p if p.endswith("\n") else p + "\n"
 )  # a fence opens a line; the line break before it is text
-"""Per format, prose that cannot continue its blocks (after a llama_json call, `;` separates calls)."""
+PROSE["deepseek_dsml"] = prose.filter(lambda p: not p.lstrip().startswith("</think>"))
+"""Per format, prose that cannot continue its blocks (after a llama_json call, `;` separates calls;
+after a DSML block, a `</think>` ends the reasoning the block interrupted and is dropped)."""
 
 
 @st.composite
