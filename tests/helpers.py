@@ -33,6 +33,39 @@ def result_of(events: list[Event]) -> ParseResult:
     return build_result(events)
 
 
+def tokenizer_chunks(tokenizer: Any, text: str) -> list[str]:
+    """`text` in the deltas a real tokenizer's detokenizer sends (special tokens kept)."""
+    return token_chunks(
+        lambda t: tokenizer.encode(t, add_special_tokens=False),
+        lambda ids: tokenizer.decode(list(ids), skip_special_tokens=False),
+        text,
+    )
+
+
+def both_paths(
+    fmt: str, text: str, tools: Any = None, tokenizer: Any = None, *, eager: bool = False, **options: Any
+) -> ParseResult:
+    """The result of `parse()`, after checking that streaming `text` in every chunking (by character,
+    random splits, and a tokenizer's deltas when given) gives the same events; with `eager`, that the
+    eager streaming policy ends with the same content and calls too."""
+    reference = run_chunks(fmt, [text], tools, **options)
+    chunkings = [char_chunks(text), *(random_chunks(text, seed) for seed in range(4))]
+    if tokenizer is not None:
+        chunkings.append(tokenizer_chunks(tokenizer, text))
+    result = build_result(reference)
+    for chunks in chunkings:
+        assert run_chunks(fmt, chunks, tools, **options) == reference, chunks
+        if eager:
+            streamed = build_result(run_chunks(fmt, chunks, tools, streaming="eager", **options))
+            assert (streamed.content, streamed.calls) == (result.content, result.calls), chunks
+    return result
+
+
+def calls_of(result: ParseResult) -> list[tuple[str, dict[str, Any]]]:
+    """A result's calls as (name, arguments) pairs."""
+    return [(call.name, call.arguments) for call in result.calls]
+
+
 def char_chunks(text: str) -> list[str]:
     return list(text)
 

@@ -13,14 +13,16 @@ import os
 import pytest
 from helpers import (
     WEATHER_TOOL,
+    both_paths,
+    calls_of,
     char_chunks,
     counter_ids,
     load_corpus,
     random_chunks,
     render_template,
+    run_chunks,
     spy_on_readers,
     summary,
-    token_chunks,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -62,13 +64,7 @@ def block(*invokes, dialect=V4):
 
 
 def run(chunks, tools=TOOLS, streaming=None) -> list[Event]:
-    stream = DeepSeekDsmlStream(tools, counter_ids)
-    if streaming is not None:
-        stream.set_streaming(streaming)
-    events: list[Event] = []
-    for chunk in chunks:
-        events += stream.feed(chunk)
-    return merge_text(events + stream.close())
+    return run_chunks("deepseek_dsml", chunks, tools, streaming=streaming)
 
 
 def parse(text, tools=TOOLS):
@@ -86,21 +82,8 @@ def ds_tokens():
 
 
 def both(text, tools=TOOLS, tokenizer=None):
-    """The result of `parse()`, after checking that streaming in every chunking (by character, random
-    splits, DeepSeek's token deltas) gives the same events."""
-    reference = run([text], tools)
-    chunkings = [char_chunks(text)] + [random_chunks(text, seed) for seed in range(4)]
-    if tokenizer is not None:
-        encode = lambda t: tokenizer.encode(t, add_special_tokens=False)  # noqa: E731
-        decode = lambda ids: tokenizer.decode(list(ids), skip_special_tokens=False)  # noqa: E731
-        chunkings.append(token_chunks(encode, decode, text))
-    for chunks in chunkings:
-        assert run(chunks, tools) == reference, chunks
-    return build_result(reference)
-
-
-def calls_of(result):
-    return [(c.name, c.arguments) for c in result.calls]
+    """`parse()`, checked against streaming in every chunking (DeepSeek's token deltas too)."""
+    return both_paths("deepseek_dsml", text, tools, tokenizer)
 
 
 # -- the corpus -------------------------------------------------------------------------------------------

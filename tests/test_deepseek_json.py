@@ -9,8 +9,9 @@ import json
 import os
 from typing import Any
 
+import helpers
 import pytest
-from helpers import WEATHER_TOOL, char_chunks, counter_ids, load_corpus, random_chunks, render_template
+from helpers import WEATHER_TOOL, calls_of, char_chunks, counter_ids, load_corpus, random_chunks, render_template
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
@@ -71,16 +72,9 @@ def v3(name: str, args: str) -> str:
 
 
 def both_paths(text: str, tools=TOOLS) -> tuple[str | None, list[tuple[str, dict[str, Any]]]]:
-    """`text` finished and streamed: whole, char by char, random splits, each under the default and
-    the eager streaming policy, give the same events; returns (content, calls)."""
-    reference = run([text], tools)
-    chunkings = [char_chunks(text), *(random_chunks(text, seed) for seed in range(4))]
-    for chunks in chunkings:
-        assert run(chunks, tools) == reference
-        eager = build_result(run(chunks, tools, streaming="eager"))
-        assert (eager.content, eager.calls) == (build_result(reference).content, build_result(reference).calls)
-    result = build_result(reference)
-    return result.content, [(c.name, c.arguments) for c in result.calls]
+    """`text` finished and streamed in every chunking, default and eager policy; (content, calls)."""
+    result = helpers.both_paths("deepseek_json", text, tools, eager=True)
+    return result.content, calls_of(result)
 
 
 def test_corpus_size_and_sources():

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from helpers import (
     WEATHER_TOOL,
-    char_chunks,
+    both_paths,
+    calls_of,
     counter_ids,
     load_corpus,
-    random_chunks,
     render_template,
+    run_chunks,
     spy_on_readers,
     summary,
-    token_chunks,
 )
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
 from toolcall_parsers.core.events import Event, build_result, merge_text
@@ -66,13 +66,7 @@ def call(tool, index, *args):
 
 
 def run(chunks, tools=TOOLS, **options) -> list[Event]:
-    stream = KimiXtmlStream(tools, counter_ids)
-    if options:
-        stream.set_streaming(options["streaming"])
-    events: list[Event] = []
-    for chunk in chunks:
-        events += stream.feed(chunk)
-    return merge_text(events + stream.close())
+    return run_chunks("kimi_xtml", chunks, tools, **options)
 
 
 def parse(text, tools=TOOLS):
@@ -93,21 +87,8 @@ def k3_tokens():
 
 
 def both(text, tools=TOOLS, tokenizer=None):
-    """The result of `parse()`, after checking that streaming in every chunking (whole, by
-    character, random splits, the K3 tokens' deltas) gives the same events."""
-    reference = run([text], tools)
-    chunkings = [char_chunks(text)] + [random_chunks(text, seed) for seed in range(4)]
-    if tokenizer is not None:
-        encode = lambda t: tokenizer.encode(t, add_special_tokens=False)  # noqa: E731
-        decode = lambda ids: tokenizer.decode(list(ids), skip_special_tokens=False)  # noqa: E731
-        chunkings.append(token_chunks(encode, decode, text))
-    for chunks in chunkings:
-        assert run(chunks, tools) == reference, chunks
-    return build_result(reference)
-
-
-def calls_of(result):
-    return [(c.name, c.arguments) for c in result.calls]
+    """`parse()`, checked against streaming in every chunking (the K3 tokens' deltas too)."""
+    return both_paths("kimi_xtml", text, tools, tokenizer)
 
 
 # -- the corpus -------------------------------------------------------------------------------------------
