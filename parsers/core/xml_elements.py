@@ -168,15 +168,15 @@ class ElementReader:
         if text[after] != "<":
             self._data(ns, after)
             return after
-        stop = literal_at(text, i, self._stops)
-        if stop:
-            raise NotACall(f"{stop!r} before the element {frame.key!r} closed", i)
-        close = literal_at(text, i, (f"{ns}</{frame.key}>",))
-        if stop is None or close is None:
-            return None
+        close = literal_at(text, i, (f"{ns}</{frame.key}>",))  # first: an element may be named `invoke`
         if close:
             self._closing = [close]
             return i + len(close)
+        stop = literal_at(text, i, self._stops)
+        if stop:
+            raise NotACall(f"{stop!r} before the element {frame.key!r} closed", i)
+        if stop is None or close is None:
+            return None
         if frame.literal:
             self._data(ns, after)
             return after
