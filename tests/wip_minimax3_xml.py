@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
 from toolcall_parsers.core.events import build_result
 from toolcall_parsers.formats import ConstraintRequest
-from toolcall_parsers.formats import minimax3_xml as m3
-from toolcall_parsers.formats.minimax3_xml import END, NS, START, MiniMax3XmlStream, write
+from toolcall_parsers.formats import _minimax3_xml as minimax3_xml as m3
+from toolcall_parsers.formats._minimax3_xml import END, NS, START, MiniMax3XmlStream, write
 
 CASES = load_corpus("minimax3_xml")
 
