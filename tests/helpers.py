@@ -61,6 +61,20 @@ def both_paths(
     return result
 
 
+def tag_grammar(tag: dict[str, Any]) -> Any:
+    """A format's constraint (an xgrammar structural tag) compiled by xgrammar."""
+    import xgrammar
+
+    return xgrammar.Grammar.from_structural_tag(json.dumps(tag))
+
+
+def grammar_accepts(grammar: Any, text: str) -> bool:
+    """Whether the compiled `grammar` admits exactly `text`."""
+    from xgrammar.testing import _is_grammar_accept_string
+
+    return _is_grammar_accept_string(grammar, text)
+
+
 def calls_of(result: ParseResult) -> list[tuple[str, dict[str, Any]]]:
     """A result's calls as (name, arguments) pairs."""
     return [(call.name, call.arguments) for call in result.calls]

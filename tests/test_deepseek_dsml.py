@@ -17,12 +17,14 @@ from helpers import (
     calls_of,
     char_chunks,
     counter_ids,
+    grammar_accepts,
     load_corpus,
     random_chunks,
     render_template,
     run_chunks,
     spy_on_readers,
     summary,
+    tag_grammar,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -325,7 +327,6 @@ def test_write_reads_back():
     assert all(ds.FORMAT.writes_name(name) for name, _ in calls) and not ds.FORMAT.writes_name('a"b')
 
 
-xgr = pytest.importorskip("xgrammar")
 STRICT = {
     "type": "object",
     "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"type": ["string", "null"]}},
@@ -334,21 +335,13 @@ STRICT = {
 }
 
 
-def _grammar(tag):
-    return xgr.Grammar.from_structural_tag(json.dumps(tag))
-
-
-def _accepts(grammar, text):
-    return xgr.testing._is_grammar_accept_string(grammar, text)
-
-
 def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_schema():
-    grammar = _grammar(ds.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
+    grammar = tag_grammar(ds.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
     good = write([("get_weather", {"city": "Paris", "days": 3}), ("now", {})])
     for dialect in (V4, V32, V41):
-        assert _accepts(grammar, write([("get_weather", {"city": "Paris", "days": 3}), ("now", {})], dialect))
-    assert _accepts(grammar, "\n\n" + good)  # the blank line V4's encoder writes before a block
-    assert _accepts(grammar, write([("get_weather", {"city": "Paris", "unit": None})]))
+        assert grammar_accepts(grammar, write([("get_weather", {"city": "Paris", "days": 3}), ("now", {})], dialect))
+    assert grammar_accepts(grammar, "\n\n" + good)  # the blank line V4's encoder writes before a block
+    assert grammar_accepts(grammar, write([("get_weather", {"city": "Paris", "unit": None})]))
     for bad in (
         good.replace("get_weather", "get_weathr"),  # a wrong name
         write([("get_weather", {"days": 3})]),  # the required key missing
@@ -359,27 +352,29 @@ def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_sche
         "Prose first." + good,
         "",
     ):
-        assert not _accepts(grammar, bad), bad
-    named = _grammar(
+        assert not grammar_accepts(grammar, bad), bad
+    named = tag_grammar(
         ds.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}}, only="now", single=True))
     )
-    assert _accepts(named, write([("now", {})])) and not _accepts(named, write([("get_weather", {"city": "P"})]))
-    single = _grammar(ds.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
-    assert not _accepts(single, write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
+    assert grammar_accepts(named, write([("now", {})])) and not grammar_accepts(
+        named, write([("get_weather", {"city": "P"})])
+    )
+    single = tag_grammar(ds.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
+    assert not grammar_accepts(single, write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
 
 
 def test_strict_auto_admits_prose_and_holds_calls_to_declared_tools():
-    grammar = _grammar(
+    grammar = tag_grammar(
         ds.auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=frozenset({"get_weather"})))
     )
     for dialect in (V4, V32, V41):
         good = "Sure.\n\n" + write([("get_weather", {"city": "Paris"})], dialect)
-        assert _accepts(grammar, good) and calls_of(parse(good)) == [("get_weather", {"city": "Paris"})]
-        assert not _accepts(grammar, "Sure." + write([("evil", {"city": "Paris"})], dialect))
-        assert not _accepts(grammar, "Sure." + write([("get_weather", {"city": "Paris", "days": "x"})], dialect))
-    assert _accepts(grammar, "Just prose.")
-    loose = _grammar(ds.auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=frozenset())))
-    assert _accepts(loose, "Sure." + write([("get_weather", {"any": [1], "days": "x", "b": True})]))
+        assert grammar_accepts(grammar, good) and calls_of(parse(good)) == [("get_weather", {"city": "Paris"})]
+        assert not grammar_accepts(grammar, "Sure." + write([("evil", {"city": "Paris"})], dialect))
+        assert not grammar_accepts(grammar, "Sure." + write([("get_weather", {"city": "Paris", "days": "x"})], dialect))
+    assert grammar_accepts(grammar, "Just prose.")
+    loose = tag_grammar(ds.auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=frozenset())))
+    assert grammar_accepts(loose, "Sure." + write([("get_weather", {"any": [1], "days": "x", "b": True})]))
 
 
 # -- the template -----------------------------------------------------------------------------------------

@@ -11,7 +11,17 @@ from typing import Any
 
 import helpers
 import pytest
-from helpers import WEATHER_TOOL, calls_of, char_chunks, counter_ids, load_corpus, random_chunks, render_template
+from helpers import (
+    WEATHER_TOOL,
+    calls_of,
+    char_chunks,
+    counter_ids,
+    grammar_accepts,
+    load_corpus,
+    random_chunks,
+    render_template,
+    tag_grammar,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
@@ -332,42 +342,31 @@ SCHEMA = {
 }
 
 
-def grammar_of(tag: dict[str, Any]) -> Any:
-    xgr = pytest.importorskip("xgrammar")
-    return xgr.Grammar.from_structural_tag(json.dumps(tag))
-
-
-def accepts(grammar: Any, text: str) -> bool:
-    from xgrammar.testing import _is_grammar_accept_string
-
-    return _is_grammar_accept_string(grammar, text)
-
-
 def test_required_and_named_accept_the_writer_and_refuse_what_breaks():
     schemas = {"get_weather": SCHEMA, "now": {}}
-    required = grammar_of(required_constraint(ConstraintRequest(schemas)))
+    required = tag_grammar(required_constraint(ConstraintRequest(schemas)))
     two = write([("get_weather", {"city": "Paris"}), ("now", {})])
-    assert accepts(required, two)
-    assert not accepts(required, "Sure. " + two)
-    assert not accepts(required, write([("get_weathr", {"city": "Paris"})]))
-    assert not accepts(required, write([("get_weather", {"days": 2})]))
-    assert not accepts(required, write([("get_weather", {"city": "Paris", "days": "two"})]))
-    assert not accepts(required, write_v3([("get_weather", {"city": "Paris"})]))  # the writer's form only
-    named = grammar_of(ds.FORMAT.constraint(ConstraintRequest(schemas, only="get_weather", single=True)) or {})
-    assert accepts(named, write([("get_weather", {"city": "Paris"})]))
-    assert not accepts(named, write([("now", {})]))
-    assert not accepts(named, write([("get_weather", {"city": "Paris"})] * 2))
+    assert grammar_accepts(required, two)
+    assert not grammar_accepts(required, "Sure. " + two)
+    assert not grammar_accepts(required, write([("get_weathr", {"city": "Paris"})]))
+    assert not grammar_accepts(required, write([("get_weather", {"days": 2})]))
+    assert not grammar_accepts(required, write([("get_weather", {"city": "Paris", "days": "two"})]))
+    assert not grammar_accepts(required, write_v3([("get_weather", {"city": "Paris"})]))  # the writer's form only
+    named = tag_grammar(ds.FORMAT.constraint(ConstraintRequest(schemas, only="get_weather", single=True)) or {})
+    assert grammar_accepts(named, write([("get_weather", {"city": "Paris"})]))
+    assert not grammar_accepts(named, write([("now", {})]))
+    assert not grammar_accepts(named, write([("get_weather", {"city": "Paris"})] * 2))
     assert build_result(run([two], [tool("get_weather"), tool("now")])).calls[1].name == "now"
 
 
 @pytest.mark.parametrize("single", [False, True])
 def test_strict_auto_admits_prose_and_holds_calls_to_declared_tools(single):
-    grammar = grammar_of(auto_constraint(ConstraintRequest({"get_weather": SCHEMA}, single=single)))
+    grammar = tag_grammar(auto_constraint(ConstraintRequest({"get_weather": SCHEMA}, single=single)))
     prose = "Sure, let me check that: 3 > 2 < 4."
-    assert accepts(grammar, prose)
+    assert grammar_accepts(grammar, prose)
     good = prose + write([("get_weather", {"city": "Paris"})])
-    assert accepts(grammar, good)
-    assert accepts(grammar, prose + v31("get_weather", '{"city": "Paris"}'))  # a call without a section
+    assert grammar_accepts(grammar, good)
+    assert grammar_accepts(grammar, prose + v31("get_weather", '{"city": "Paris"}'))  # a call without a section
     for evil in (
         write([("evil", {"city": "Paris"})]),
         v31("evil", '{"city": "Paris"}'),
@@ -375,10 +374,13 @@ def test_strict_auto_admits_prose_and_holds_calls_to_declared_tools(single):
         v3("evil", '{"city": "Paris"}'),
         write([("get_weather", {"city": 5})]),
     ):
-        assert not accepts(grammar, prose + evil), evil
+        assert not grammar_accepts(grammar, prose + evil), evil
         assert [c.name for c in build_result(run([prose + evil], None)).calls] in (["evil"], ["get_weather"])
-    assert accepts(grammar, good + " Done.") != single  # a single call ends the output
-    assert accepts(grammar, prose + write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})])) != single
+    assert grammar_accepts(grammar, good + " Done.") != single  # a single call ends the output
+    assert (
+        grammar_accepts(grammar, prose + write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
+        != single
+    )
 
 
 def test_the_writer_and_names():

@@ -15,11 +15,13 @@ from helpers import (
     both_paths,
     calls_of,
     counter_ids,
+    grammar_accepts,
     load_corpus,
     render_template,
     run_chunks,
     spy_on_readers,
     summary,
+    tag_grammar,
 )
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
 from toolcall_parsers.core.events import Event, build_result, merge_text
@@ -311,7 +313,6 @@ def test_write_reads_back():
     assert all(k3.FORMAT.writes_name(name) for name, _ in calls) and not k3.FORMAT.writes_name("a<|sep|>b")
 
 
-xgr = pytest.importorskip("xgrammar")
 STRICT = {
     "type": "object",
     "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"type": ["string", "null"]}},
@@ -320,24 +321,16 @@ STRICT = {
 }
 
 
-def _grammar(tag):
-    return xgr.Grammar.from_structural_tag(json.dumps(tag))
-
-
-def _accepts(grammar, text):
-    return xgr.testing._is_grammar_accept_string(grammar, text)
-
-
 def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_schema():
-    grammar = _grammar(required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
+    grammar = tag_grammar(required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
     good = write([("get_weather", {"city": "Paris", "days": 3}), ("now", {})])
-    assert _accepts(grammar, good)
-    assert _accepts(grammar, RESPONSE_CLOSE + good + MESSAGE_CLOSE)  # the prompt opened the reply channel
-    assert _accepts(grammar, THINK_CLOSE + RESPONSE_OPEN + RESPONSE_CLOSE + good)  # it opened the think channel
+    assert grammar_accepts(grammar, good)
+    assert grammar_accepts(grammar, RESPONSE_CLOSE + good + MESSAGE_CLOSE)  # the prompt opened the reply channel
+    assert grammar_accepts(grammar, THINK_CLOSE + RESPONSE_OPEN + RESPONSE_CLOSE + good)  # it opened the think channel
     # no text first: a weak model would write it until max_tokens (seen with SmolLM2 on the CPU server)
-    assert not _accepts(grammar, "Let me check." + RESPONSE_CLOSE + good)
-    assert not _accepts(grammar, "Let me think." + THINK_CLOSE + good)
-    assert _accepts(grammar, write([("get_weather", {"city": "Paris", "unit": None})]))
+    assert not grammar_accepts(grammar, "Let me check." + RESPONSE_CLOSE + good)
+    assert not grammar_accepts(grammar, "Let me think." + THINK_CLOSE + good)
+    assert grammar_accepts(grammar, write([("get_weather", {"city": "Paris", "unit": None})]))
     for bad in (
         good.replace("get_weather", "get_weathr"),  # a wrong name
         write([("get_weather", {"days": 3})]),  # the required key missing
@@ -347,21 +340,23 @@ def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_sche
         good.replace(f"{C}call{S}", "", 1),  # a broken call
         "",
     ):
-        assert not _accepts(grammar, bad), bad
+        assert not grammar_accepts(grammar, bad), bad
         assert calls_of(parse(bad)) != calls_of(parse(good)) or bad == ""
-    single = _grammar(required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
-    assert not _accepts(single, write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
+    single = tag_grammar(required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
+    assert not grammar_accepts(single, write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
 
 
 def test_strict_auto_admits_prose_and_holds_calls_to_declared_tools():
-    grammar = _grammar(auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=frozenset({"get_weather"}))))
+    grammar = tag_grammar(
+        auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=frozenset({"get_weather"})))
+    )
     good = "Sure." + RESPONSE_CLOSE + write([("get_weather", {"city": "Paris"})]) + MESSAGE_CLOSE
-    assert _accepts(grammar, "Just prose.") and _accepts(grammar, good)
+    assert grammar_accepts(grammar, "Just prose.") and grammar_accepts(grammar, good)
     assert calls_of(parse(good)) == [("get_weather", {"city": "Paris"})]
-    assert not _accepts(grammar, "Sure." + write([("evil", {"city": "Paris"})]))
-    assert not _accepts(grammar, "Sure." + write([("get_weather", {"city": "Paris", "days": "x"})]))
-    loose = _grammar(auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=frozenset())))
-    assert _accepts(loose, "Sure." + write([("get_weather", {"any": [1], "days": "x", "b": True})]))
+    assert not grammar_accepts(grammar, "Sure." + write([("evil", {"city": "Paris"})]))
+    assert not grammar_accepts(grammar, "Sure." + write([("get_weather", {"city": "Paris", "days": "x"})]))
+    loose = tag_grammar(auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=frozenset())))
+    assert grammar_accepts(loose, "Sure." + write([("get_weather", {"any": [1], "days": "x", "b": True})]))
 
 
 # -- the template -----------------------------------------------------------------------------------------

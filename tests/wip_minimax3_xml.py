@@ -17,19 +17,21 @@ from helpers import (
     calls_of,
     char_chunks,
     counter_ids,
+    grammar_accepts,
     load_corpus,
     random_chunks,
     render_template,
     run_chunks,
     spy_on_readers,
     summary,
+    tag_grammar,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
 from toolcall_parsers.core.events import build_result
 from toolcall_parsers.formats import ConstraintRequest
-from toolcall_parsers.formats import _minimax3_xml as minimax3_xml as m3
+from toolcall_parsers.formats import _minimax3_xml as m3
 from toolcall_parsers.formats._minimax3_xml import END, NS, START, MiniMax3XmlStream, write
 
 CASES = load_corpus("minimax3_xml")
@@ -345,7 +347,6 @@ def test_write_reads_back():
     assert m3.FORMAT.writes_name("f.g:h") and not m3.FORMAT.writes_name('a"b')
 
 
-xgr = pytest.importorskip("xgrammar")
 STRICT = {
     "type": "object",
     "properties": {
@@ -358,19 +359,11 @@ STRICT = {
 }
 
 
-def _grammar(tag):
-    return xgr.Grammar.from_structural_tag(json.dumps(tag))
-
-
-def _accepts(grammar, text):
-    return xgr.testing._is_grammar_accept_string(grammar, text)
-
-
 def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_schema():
-    grammar = _grammar(m3.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
+    grammar = tag_grammar(m3.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
     good = write([("get_weather", {"city": "Paris", "days": 3}), ("now", {})])
-    assert _accepts(grammar, good)
-    assert _accepts(grammar, write([("get_weather", {"city": "Paris", "opts": {"unit": "c"}})]))
+    assert grammar_accepts(grammar, good)
+    assert grammar_accepts(grammar, write([("get_weather", {"city": "Paris", "opts": {"unit": "c"}})]))
     for bad in (
         good.replace("get_weather", "get_weathr"),
         write([("get_weather", {"days": 3})]),  # the required key missing
@@ -380,24 +373,26 @@ def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_sche
         "Prose first." + good,
         "",
     ):
-        assert not _accepts(grammar, bad), bad
-    named = _grammar(
+        assert not grammar_accepts(grammar, bad), bad
+    named = tag_grammar(
         m3.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}}, only="now", single=True))
     )
-    assert _accepts(named, write([("now", {})])) and not _accepts(named, write([("get_weather", {"city": "P"})]))
-    single = _grammar(m3.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
-    assert not _accepts(single, write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
+    assert grammar_accepts(named, write([("now", {})])) and not grammar_accepts(
+        named, write([("get_weather", {"city": "P"})])
+    )
+    single = tag_grammar(m3.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
+    assert not grammar_accepts(single, write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
 
 
 def test_strict_auto_admits_prose_and_holds_calls_to_declared_tools():
-    grammar = _grammar(
+    grammar = tag_grammar(
         m3.auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=frozenset({"get_weather"})))
     )
     good = "Sure." + write([("get_weather", {"city": "Paris"})])
-    assert _accepts(grammar, good) and calls_of(both(good)) == [("get_weather", {"city": "Paris"})]
-    assert _accepts(grammar, "Just prose.")
-    assert not _accepts(grammar, "Sure." + write([("evil", {"city": "Paris"})]))
-    assert not _accepts(grammar, "Sure." + write([("get_weather", {"city": "Paris", "days": "x"})]))
+    assert grammar_accepts(grammar, good) and calls_of(both(good)) == [("get_weather", {"city": "Paris"})]
+    assert grammar_accepts(grammar, "Just prose.")
+    assert not grammar_accepts(grammar, "Sure." + write([("evil", {"city": "Paris"})]))
+    assert not grammar_accepts(grammar, "Sure." + write([("get_weather", {"city": "Paris", "days": "x"})]))
 
 
 # -- the template -----------------------------------------------------------------------------------------
