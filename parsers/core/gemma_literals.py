@@ -1,0 +1,363 @@
+"""Reading Gemma's tool-call arguments: a lexer that reads on demand, and a reader that builds the
+arguments object and streams it as JSON.
+
+Gemma 4 writes arguments in its own literal syntax, `{key:<|"|>text<|"|>,n:3,on:true,xs:[1,2]}`
+(FunctionGemma the same with `<escape>` as the string delimiter): bare keys, strings between two
+delimiter tokens with no escaping at all, and every other value bare, as its chat template prints
+it (`3`, `1.5`, `true`, `None`). Model text is untrusted and arrives in pieces, so it is read once,
+token by token, only as far as the caller asks.
+
+`GemmaLexer.read(text, pos)` returns the token at `pos` as `(kind, value, start, end)`, or None
+when what starts there may still grow (a bare word, a partial delimiter): it keeps no text of its
+own, the caller presents that text again with more. Kinds:
+
+- `ws`; `op`: one of `{ } [ ] ( ) , :`; `end`: the call's closing marker (`<tool_call|>`);
+- `key`: a bare key (up to `:`), `bare`: a bare value (up to `,`, `}`, `]`, the closer), both
+  bounded by `max_scalar`; `bstr`: a bare value ended by a stray delimiter
+  (`weather in Tokyo<|"|>}`, the model forgot the opening one): a string;
+- `str` / `strend` / `strcut`: a delimited string's text in pieces, so a long value streams. A delimiter
+  closes the string only where the container's syntax goes on (`,`, or the bracket that closes
+  the container the string is in); elsewhere it is a literal `"`, as Gemma 4 writes a quote inside
+  a value (`duckdb.sql(<|"|><|"|><|"|>...`). Where the string runs into `,key:<|"|>`, the model
+  forgot the closing delimiter: the string ends at the `,` (`strcut`, the `,` included) and the
+  next key is read. The call's closer inside a string is `bad`: the string never ended;
+- `quoted`: a value written as a JSON (`"x"`) or Python (`'x'`) string, as Gemma 4 writes some
+  inside containers; `bad`: text no argument can hold (value: why).
+
+`GemmaArguments` reads the tokens of one arguments object (after its `{` or `(`, up to its
+closing bracket): an explicit stack bounded by `max_depth`, never recursion. Bare values are typed
+by the tool's schema where one is declared (`core.typed_values`), else as written: JSON numbers,
+`true` / `false`, `null` and the template's `None`; anything else is a string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .json_lexer import json_string_body
+from .limits import Limits
+from .markers import MarkerScanner, literal_at
+from .typed_values import SchemaFacts, type_value
+
+Token = tuple[str, str, int, int]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One marker set: the string delimiter, the call's closer, what an interior delimiter reads as."""
+
+    delimiter: str
+    closer: str
+    quote: str = '"'
+
+
+class GemmaSyntaxError(ValueError):
+    """The arguments break here; `pos` is where the text after the break starts."""
+
+    def __init__(self, reason: str, pos: int) -> None:
+        super().__init__(reason)
+        self.pos = pos
+
+
+_WS = re.compile(r"[ \t\r\n]+")
+_KEY = re.compile(r"[^\s:,{}\[\]()<>\"'=]*")
+_NEXT_KEY = re.compile(r",[ \t]*[^\W\d][\w.-]*[ \t]*:[ \t]*")
+_NEXT_KEY_PREFIX = re.compile(r",[ \t]*(?:[^\W\d][\w.-]*[ \t]*(?::[ \t]*)?)?")
+_JSON_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_SINGLE_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'", re.S)
+_OPS = frozenset("{}[](),:")
+
+
+class GemmaLexer:
+    """Tokenizes Gemma arguments on demand (see the module docstring)."""
+
+    def __init__(self, dialect: Dialect, max_scalar: int) -> None:
+        self.dialect = dialect
+        self._max = max_scalar
+        d, c = re.escape(dialect.delimiter), re.escape(dialect.closer)
+        self._in_string = re.compile(f"{d}|{c}|,")
+        self._stops = re.compile(f"[,}}\\]]|{d}|{c}")
+        self._stops_paren = re.compile(f"[,}}\\])]|{d}|{c}")
+        self._partial = MarkerScanner([dialect.delimiter, dialect.closer])
+        self._follow = ""  # inside a string: the characters after a delimiter that close it
+
+    @property
+    def in_string(self) -> bool:
+        return bool(self._follow)
+
+    def read(self, text: str, pos: int, key: bool, follow: str) -> Token | None:
+        """The token at `pos` (< len(text)); `key`: a key is expected; `follow`: the characters
+        that may follow a value here (`,` and the open container's closing bracket)."""
+        if self._follow:
+            return self._string(text, pos, pos)
+        c = text[pos]
+        if c in " \t\r\n":
+            return ("ws", "", pos, _WS.match(text, pos).end())  # type: ignore[union-attr]
+        if c == "<":
+            found = literal_at(text, pos, (self.dialect.delimiter, self.dialect.closer))
+            if found is None:
+                return None
+            if found == self.dialect.closer:
+                return ("end", found, pos, pos + len(found))
+            if found:
+                self._follow = follow
+                return self._string(text, pos + len(found), pos)
+        if c in _OPS:
+            return ("op", c, pos, pos + 1)
+        if c in "\"'":
+            return self._quoted(text, pos, c)
+        if key:
+            end = _KEY.match(text, pos, pos + self._max + 1).end()  # type: ignore[union-attr]
+            if end == pos:
+                return ("bad", f"{c!r} cannot start a key", pos, pos + 1)
+            if end - pos > self._max:
+                return ("bad", f"a key longer than {self._max} characters", pos, end)
+            return None if end == len(text) else ("key", text[pos:end], pos, end)
+        return self._bare(text, pos, follow)
+
+    def _bare(self, text: str, pos: int, follow: str) -> Token | None:
+        """A bare value, up to the next `,` or closing bracket (or a stray delimiter before one)."""
+        stops = self._stops_paren if ")" in follow else self._stops
+        m = stops.search(text, pos, pos + self._max + len(self.dialect.closer) + 1)
+        if m is None or m.start() - pos > self._max:
+            if len(text) - pos > self._max:
+                return ("bad", f"a bare value longer than {self._max} characters", pos, pos + self._max)
+            return None
+        j = m.start()
+        if m.group() != self.dialect.delimiter:
+            return ("bare", text[pos:j], pos, j)
+        after = j + len(self.dialect.delimiter)
+        if after == len(text):
+            return None
+        if text[after] in follow:
+            return ("bstr", text[pos:j], pos, after)
+        return ("bad", "a string delimiter inside a bare value", pos, after)
+
+    def _quoted(self, text: str, pos: int, quote: str) -> Token | None:
+        """A JSON- or Python-quoted string value, held until it closes (bounded by `max_scalar`)."""
+        m = (_JSON_QUOTED if quote == '"' else _SINGLE_QUOTED).match(text, pos, pos + self._max + 2)
+        if m is None:
+            if len(text) - pos > self._max + 1:
+                return ("bad", f"a quoted value longer than {self._max} characters", pos, pos + 1)
+            return None
+        body = m.group()
+        try:
+            value = json.loads(body) if quote == '"' else body[1:-1].replace("\\'", "'")
+        except ValueError:
+            value = body[1:-1]
+        return ("quoted", value, pos, m.end())
+
+    def _string(self, text: str, pos: int, start: int) -> Token | None:
+        """A delimited string's text from `pos`, as far as it is certain; `start`: where the token
+        starts (its opening delimiter, for the first piece)."""
+        delim, n = self.dialect.delimiter, len(text)
+        parts: list[str] = []
+        run = i = pos
+        while True:
+            m = self._in_string.search(text, i)
+            if m is None:
+                cut = max(self._partial.releasable(text, i), i)
+                parts.append(text[run:cut])
+                return ("str", "".join(parts), start, cut) if cut > start else None
+            j = m.start()
+            hit = m.group()
+            if hit == ",":
+                nxt = _NEXT_KEY.match(text, j, j + self._max + 16)
+                if nxt is None or nxt.end() == n:
+                    prefix = _NEXT_KEY_PREFIX.match(text, j, j + self._max + 16)
+                    if nxt is not None or (prefix is not None and prefix.end() == n):
+                        break  # maybe a forgotten closing delimiter: see what follows
+                    i = j + 1
+                    continue
+                found = literal_at(text, nxt.end(), (delim,))
+                if found is None:
+                    break
+                if found:
+                    parts.append(text[run:j])
+                    self._follow = ""
+                    return ("strcut", "".join(parts), start, j + 1)  # the `,` too
+                i = j + 1
+                continue
+            if hit == self.dialect.closer:
+                if j > start:
+                    break
+                return ("bad", "the call ends inside a string", j, j)
+            after = j + len(delim)
+            if after == n:
+                break
+            if text[after] in self._follow:
+                parts.append(text[run:j])
+                self._follow = ""
+                return ("strend", "".join(parts), start, after)
+            parts.append(text[run:j])
+            parts.append(self.dialect.quote)
+            run = i = after
+        parts.append(text[run:j])
+        return ("str", "".join(parts), start, j) if j > start else None
+
+
+# What a container expects next.
+_KEY_NEXT, _COLON, _VALUE, _SEP = range(4)
+_CLOSERS = {"{": "}", "[": "]", "(": ")"}
+
+
+@dataclass(slots=True)
+class _Frame:
+    opener: str
+    items: dict[str, Any] | list[Any]
+    schema: Any
+    expect: int
+    key: str = ""
+    count: int = 0
+    string: list[str] = field(default_factory=list)
+
+
+class GemmaArguments:
+    """Reads one arguments object token by token and sends it as JSON (see the module docstring).
+
+    `read(text, pos)` reads one token: the position after it, or None to hold `text[pos:]`;
+    GemmaSyntaxError where the arguments break. `done` once the object's bracket closed it."""
+
+    def __init__(self, dialect: Dialect, opener: str, schema: Any, send: Callable[[str], None], limits: Limits) -> None:
+        self.lexer = GemmaLexer(dialect, limits.max_scalar)
+        self._send = send
+        self._limits = limits
+        self._facts = SchemaFacts()
+        self._stack = [_Frame(opener, {}, schema, _KEY_NEXT)]
+        self.arguments: dict[str, Any] = self._stack[0].items  # type: ignore[assignment]
+        self.done = False
+        self.missed = 0  # strings whose closing delimiter the model forgot
+        send("{")
+
+    def read(self, text: str, pos: int) -> int | None:
+        top = self._stack[-1]
+        key = top.expect == _KEY_NEXT
+        tok = self.lexer.read(text, pos, key, ":" if key else "," + _CLOSERS[top.opener])
+        if tok is None:
+            return None
+        kind, value, start, end = tok
+        if kind == "ws":
+            return end
+        if kind == "bad":
+            raise GemmaSyntaxError(value, end)
+        if kind in ("str", "strend", "strcut"):
+            self._string_piece(top, value, kind != "str", end)
+            if kind == "strcut":  # it took the `,` after it
+                self.missed += 1
+                self._op(top, ",", end)
+            return end
+        if kind == "op":
+            self._op(top, value, end)
+            return end
+        if kind == "key" or (kind == "quoted" and top.expect == _KEY_NEXT):
+            self._key(top, value, end)
+            return end
+        if top.expect != _VALUE:
+            raise GemmaSyntaxError(f"unexpected {text[start:end]!r}", end)
+        if kind == "bare":
+            bare = value.rstrip()
+            if not bare:
+                raise GemmaSyntaxError("an empty value", end)
+            self._value(top, self._typed(bare, top))
+        elif kind in ("bstr", "quoted"):
+            self._value(top, value)
+        else:  # the closer while a value is expected
+            raise GemmaSyntaxError("the call ends before its arguments do", start)
+        return end
+
+    # -- tokens -----------------------------------------------------------------------------------
+
+    def _string_piece(self, top: _Frame, piece: str, last: bool, end: int) -> None:
+        if top.expect == _KEY_NEXT:  # a key written between delimiters, as declarations write them
+            top.string.append(piece)
+            if last:
+                self._key(top, "".join(top.string), end)
+                top.string.clear()
+            return
+        if top.expect != _VALUE:
+            raise GemmaSyntaxError("a string where a ',' or a closing bracket belongs", end)
+        if not top.string:
+            self._prefix(top)
+            self._send('"')
+            top.string.append("")
+        top.string.append(piece)
+        self._send(json_string_body(piece))
+        if last:
+            self._send('"')
+            value = "".join(top.string)
+            top.string.clear()
+            self._store(top, value)
+
+    def _op(self, top: _Frame, op: str, end: int) -> None:
+        if op == ":" and top.expect == _COLON:
+            top.expect = _VALUE
+        elif op == "," and top.expect == _SEP:
+            top.expect = _KEY_NEXT if isinstance(top.items, dict) else _VALUE
+        elif op in "{[" and top.expect == _VALUE:
+            if len(self._stack) >= self._limits.max_depth:
+                raise GemmaSyntaxError("nesting deeper than TOOLCALL_PARSERS_MAX_DEPTH", end)
+            schema = self._member_schema(top)
+            self._prefix(top)
+            self._send(op)
+            items: dict[str, Any] | list[Any] = {} if op == "{" else []
+            self._stack.append(_Frame(op, items, schema, _KEY_NEXT if op == "{" else _VALUE))
+        elif op == _CLOSERS[top.opener] and (
+            top.expect in (_SEP, _KEY_NEXT) or (top.expect == _VALUE and top.opener == "[")
+        ):
+            self._stack.pop()
+            self._send("}" if isinstance(top.items, dict) else "]")
+            if not self._stack:
+                self.done = True
+                return
+            self._store(self._stack[-1], top.items)
+        else:
+            raise GemmaSyntaxError(f"unexpected {op!r}", end)
+
+    def _key(self, top: _Frame, key: str, end: int) -> None:
+        if top.expect != _KEY_NEXT or not isinstance(top.items, dict):
+            raise GemmaSyntaxError(f"unexpected {key!r}", end)
+        top.key = key
+        top.expect = _COLON
+
+    def _prefix(self, top: _Frame) -> None:
+        """The JSON before a value: its key in an object, a comma after an earlier item."""
+        sep = ", " if top.count else ""
+        if isinstance(top.items, dict):
+            self._send(sep + '"' + json_string_body(top.key) + '": ')
+        elif sep:
+            self._send(sep)
+
+    def _value(self, top: _Frame, value: Any) -> None:
+        self._prefix(top)
+        self._send(json.dumps(value, ensure_ascii=False))
+        self._store(top, value)
+
+    def _store(self, top: _Frame, value: Any) -> None:
+        if isinstance(top.items, dict):
+            top.items[top.key] = value
+        else:
+            top.items.append(value)
+        top.count += 1
+        top.expect = _SEP
+
+    def _member_schema(self, top: _Frame) -> Any:
+        if top.schema is None:
+            return None
+        if isinstance(top.items, dict):
+            return self._facts.property_schema(top.schema, top.key)
+        return self._facts.items_schema(top.schema)
+
+    def _typed(self, bare: str, top: _Frame) -> Any:
+        """A bare value: by the schema where one is declared, else as written."""
+        schema = self._member_schema(top)
+        types = self._facts.types(schema) if schema is not None else frozenset()
+        if bare == "None" and "string" not in types:
+            return None
+        if bare in ("True", "False") and "string" not in types:
+            return bare == "True"
+        value = type_value(bare, schema, self._limits, self._facts)
+        return value if isinstance(value, (str, int, float, bool)) or value is None else bare

@@ -1,0 +1,330 @@
+"""`gemma_calls`: Gemma 4's and FunctionGemma's calls, `call:NAME{key:value,...}` between tokens.
+
+Grammar, as this machine reads it::
+
+    output  := (text | channel | call)*
+    channel := "<|channel>" text ["<channel|>"]              # reasoning: text, never a call
+    call    := OPEN "call:" NAME ("{" args "}" | "(" args ")") CLOSE ["<|tool_response>"]
+    args    := [key ":" value ("," key ":" value)* [","]]      # see core/gemma_literals.py
+    value   := D text D | bare | "{" args "}" | "[" [value ("," value)* [","]] "]"
+
+with OPEN / CLOSE / D = `<|tool_call>` / `<tool_call|>` / `<|"|>` (Gemma 4) or
+`<start_function_call>` / `<end_function_call>` / `<escape>` (FunctionGemma): one machine, two
+marker sets, because the two write the same call syntax and differ only in their tokens; the
+opener picks the set and its closer and delimiter must match. NAME is anything up to `{` or `(`
+without whitespace, brackets or quotes, so `mcp:server:tool` and `a.b-c` are names. Calls follow
+each other with no separator; `<|tool_response>`, which the template writes after a turn's calls
+and the model may end its turn with, is dropped right after a call. Whitespace between tokens is
+markup.
+
+Values, as Gemma 4's template prints them: strings between two delimiters with no escaping, numbers
+and booleans bare, None for null, objects with bare keys, lists. A bare value is typed by the
+tool's schema where it declares one (`3` stays `"3"` for a string), else as written. What the
+field reports, and what this reads:
+
+- a delimiter inside a string (`<|"|>` is how Gemma 4 writes a `"` in a value, so code with
+  `\"\"\"` is three of them): it closes the string only where a `,` or the closing bracket of the
+  string's container follows; elsewhere it is a `"` in the value;
+- quotes kept inside a value (`said "hi"`): verbatim;
+- a missing opening delimiter (`{query:weather in Tokyo<|"|>}`): the bare value ends at the stray
+  delimiter before `,` / `}` / `]`, and is the string `weather in Tokyo` (a recovered call: the
+  model wrote the call, only a token is missing);
+- a missing closing delimiter, whose string runs into `,next:<|"|>`: the string ends before that
+  `,` and `next` is read (as vLLM now does); running into the call's closer instead, the string
+  never ended and the call is text;
+- values written as JSON or Python strings (`["a"]`, `['a']`, `{"mode": "fast"}`): strings
+  without their quotes, since no bare value starts with a quote;
+- a parenthesized call (`call:terminal(command:<|"|>ls<|"|>)`): read like braces (a recovered
+  call: `(`..`)` holds the same arguments, only the bracket differs);
+- `key=value` (`save_as='x'`), a bare `:NAME{`, no `call:`, no closer, an empty value, nesting
+  past `TOOLCALL_PARSERS_MAX_DEPTH`, a bare value past `TOOLCALL_PARSERS_MAX_SCALAR`: the call is
+  text, from its opener to where it broke, and scanning goes on there; the other calls still count.
+
+A call the end of the output cuts off is text. Streaming: the call starts at its `{`, keys and
+values are sent as they complete, strings stream inside the string.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.gemma_literals import Dialect, GemmaArguments, GemmaSyntaxError
+from ..core.ids import IdFactory
+from ..core.outside import OutsideCalls, ThinkMarkers
+from ..core.python_schema import ebnf_text
+from ..core.stream import NotACall, FormatStream, shorten
+from .spec import Call, ConstraintRequest, Format
+
+TOOL_CALL, TOOL_CALL_END, DELIM = "<|tool_call>", "<tool_call|>", '<|"|>'
+FG_CALL, FG_CALL_END, FG_ESCAPE = "<start_function_call>", "<end_function_call>", "<escape>"
+CHANNEL, CHANNEL_END, TOOL_RESPONSE = "<|channel>", "<channel|>", "<|tool_response>"
+GEMMA4, FUNCTION_GEMMA = Dialect(DELIM, TOOL_CALL_END), Dialect(FG_ESCAPE, FG_CALL_END)
+_DIALECTS = {TOOL_CALL: GEMMA4, FG_CALL: FUNCTION_GEMMA}
+_CALL_WORD = "call:"
+
+_TEXT, _HEAD, _NAME, _ARGS, _END, _AFTER = range(6)
+_NAME_RUN = re.compile(r"[^\s{}()\[\]<>,\"']*")
+
+
+class GemmaCallsStream(FormatStream):
+    """Incremental parser for one response in Gemma 4's (or FunctionGemma's) call format."""
+
+    format_name = "gemma_calls"
+
+    def __init__(
+        self,
+        tools: Any = None,
+        id_factory: IdFactory | None = None,
+        *,
+        think_markers: ThinkMarkers = (CHANNEL, CHANNEL_END),
+    ) -> None:
+        super().__init__(tools, id_factory)
+        self._outside = OutsideCalls(self._text, list(_DIALECTS), think_markers)
+        self._state = _TEXT
+        self._dialect = GEMMA4
+        self._raw: list[str] = []  # the call's text so far: text again if it breaks
+        self._args: GemmaArguments | None = None
+        self._key = -1
+        self._readers = {
+            _TEXT: self._scan_text,
+            _HEAD: self._scan_head,
+            _NAME: self._scan_name,
+            _ARGS: self._scan_args,
+            _END: self._scan_end,
+            _AFTER: self._scan_after,
+        }
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        m, at = self._outside.read(text, pos)
+        if m is not None:
+            self._dialect = _DIALECTS[m.group()]
+            self._raw = [m.group()]
+            self._state = _HEAD
+        return at
+
+    def _scan_head(self, text: str, pos: int) -> int | None:
+        found = self._literal_at(text, pos, (_CALL_WORD,))
+        if found is None:
+            return None
+        if not found:
+            raise NotACall("no call: after the opener", pos)
+        self._raw.append(found)
+        self._state = _NAME
+        return pos + len(found)
+
+    def _scan_name(self, text: str, pos: int) -> int | None:
+        bound = self.limits.max_name
+        end = _NAME_RUN.match(text, pos, pos + bound + 1).end()  # type: ignore[union-attr]
+        if end - pos > bound:
+            raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", end)
+        if end == len(text):
+            return None
+        name, bracket = text[pos:end], text[end]
+        if not name or bracket not in "{(":
+            raise NotACall(f"no '{{' after the tool name {shorten(name)}", end)
+        self._key = self._start_call(name)
+        self._args = GemmaArguments(self._dialect, bracket, self.tools.schemas.get(name), self._send_args, self.limits)
+        if bracket == "(":
+            self._warn(f"a parenthesized call to {shorten(name)}; read as braces")
+        self._raw.append(text[pos : end + 1])
+        self._state = _ARGS
+        return end + 1
+
+    def _send_args(self, fragment: str) -> None:
+        self._call_args(self._key, fragment)
+
+    def _scan_args(self, text: str, pos: int) -> int | None:
+        assert self._args is not None
+        try:
+            end = self._args.read(text, pos)
+        except GemmaSyntaxError as err:
+            raise NotACall(str(err), err.pos) from None
+        if end is None:
+            return None
+        self._raw.append(text[pos:end])
+        if self._args.done:
+            self._state = _END
+        return end
+
+    def _scan_end(self, text: str, pos: int) -> int | None:
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        found = self._literal_at(text, pos, (self._dialect.closer,))
+        if found is None:
+            return None
+        if not found:
+            raise NotACall(f"no {self._dialect.closer} after the arguments", pos)
+        assert self._args is not None
+        if self._args.missed:
+            self._warn(f"{self._args.missed} string(s) without a closing delimiter, ended before the next key")
+        self._end_call(self._key, self._args.arguments)
+        self._raw, self._args = [], None
+        self._state = _AFTER
+        return pos + len(found)
+
+    def _scan_after(self, text: str, pos: int) -> int | None:
+        """Right after a call: the template's `<|tool_response>` is dropped."""
+        found = self._literal_at(text, pos, (TOOL_RESPONSE,))
+        if found is None:
+            return None
+        self._state = _TEXT
+        return pos + len(found) if found else pos
+
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
+        """The call breaks: its text so far (and up to the break) is text; scanning goes on there."""
+        at = pos if err.pos is None else max(err.pos, pos)
+        self._reject(f"not a valid tool call ({err})", "".join(self._raw) + text[pos:at])
+        self._raw, self._args = [], None
+        self._state = _TEXT
+        return at
+
+    def _close(self) -> None:
+        rest, self._buf = self._buf, ""
+        if self._state in (_TEXT, _AFTER):
+            self._text(rest)
+        else:
+            self._reject("the output ended inside a tool call", "".join(self._raw) + rest)
+        self._raw, self._args = [], None
+
+    def _pending_text(self) -> str:
+        return "".join(self._raw)
+
+
+# -- the writer ------------------------------------------------------------------------------------
+
+
+def literal(value: Any, delim: str = DELIM) -> str:
+    """A value as Gemma 4's template prints it (`format_argument`): strings between delimiters,
+    unescaped; booleans `true` / `false`; mappings with bare, sorted keys; None as `None`."""
+    if isinstance(value, str):
+        return delim + value + delim
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{literal(v, delim)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(literal(v, delim) for v in value) + "]"
+    return str(value)
+
+
+def write(calls: Sequence[Call]) -> str:
+    """Gemma 4's calls, back to back, as its chat template writes a turn's calls."""
+    return "".join(f"{TOOL_CALL}call:{name}{literal(dict(arguments))}{TOOL_CALL_END}" for name, arguments in calls)
+
+
+# -- the constraints -------------------------------------------------------------------------------
+
+_BASE = r"""
+str ::= "<|\"|>" strchar* "<|\"|>"
+strchar ::= [^<] | "<" [^|]
+int ::= "-"? [0-9]+
+num ::= int ("." [0-9]+)? ([eE] [+-]? [0-9]+)?
+bool ::= "true" | "false"
+null ::= "None"
+key ::= [A-Za-z_] [A-Za-z0-9_.-]*
+any ::= str | num | bool | null | anyobj | anylist
+anyobj ::= "{" (key ":" any ("," key ":" any)*)? "}"
+anylist ::= "[" (any ("," any)*)? "]"
+"""
+
+
+class _Grammar:
+    """Rules for values held to a schema, in the template's syntax (keys in sorted order)."""
+
+    def __init__(self) -> None:
+        self.rules: list[str] = []
+
+    def rule(self, body: str) -> str:
+        name = f"r{len(self.rules)}"
+        self.rules.append(f"{name} ::= {body}")
+        return name
+
+    def value(self, schema: Any) -> str:
+        if not isinstance(schema, dict):
+            return "any"
+        if "enum" in schema or "const" in schema:
+            values = schema.get("enum", [schema.get("const")])
+            if isinstance(values, list) and values:
+                return self.rule(" | ".join(ebnf_text(literal(v)) for v in values))
+        kinds = schema.get("type")
+        kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+        if not kinds:
+            return "any"
+        alts = []
+        for kind in kinds:
+            if kind == "object":
+                alts.append('"{" ' + self.members(schema) + ' "}"')
+            elif kind == "array":
+                item = self.value(schema.get("items"))
+                alts.append(f'"[" ({item} ("," {item})*)? "]"')
+            else:
+                alts.append({"string": "str", "integer": "int", "number": "num", "boolean": "bool"}.get(kind, "null"))
+        return self.rule(" | ".join(alts))
+
+    def members(self, schema: dict[str, Any]) -> str:
+        """An object's members: its properties in sorted order, the required ones present; any
+        members where it declares none."""
+        properties = schema.get("properties")
+        if not isinstance(properties, dict) or not properties:
+            return '(key ":" any ("," key ":" any)*)?'
+        required = set(schema.get("required") or ())
+        keys = sorted(properties)
+        members = [f"{ebnf_text(k + ':')} {self.value(properties[k])}" for k in keys]
+        rest = '""'  # after some member: the members from i on
+        first = '""'  # before any member
+        for k, member in reversed(list(zip(keys, members, strict=True))):
+            if k in required:
+                rest, first = self.rule(f'"," {member} {rest}'), self.rule(f"{member} {rest}")
+            else:
+                rest, first = self.rule(f'("," {member})? {rest}'), self.rule(f"{member} {rest} | {first}")
+        return first
+
+
+def _call_tag(request: ConstraintRequest, name: str) -> dict[str, Any]:
+    grammar = _Grammar()
+    schema = request.parameters(name) if request.pins(name) else {"type": "object"}
+    root = grammar.members(schema)
+    body = f"root ::= {root}\n" + "\n".join(grammar.rules) + _BASE
+    return {"type": "tag", "begin": f"{TOOL_CALL}call:{name}{{", "content": {"type": "grammar", "grammar": body},
+            "end": f"}}{TOOL_CALL_END}"}  # fmt: skip
+
+
+def _calls(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
+    tags = [_call_tag(request, name) for name in names]
+    return {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": True,
+            "stop_after_first": request.single}  # fmt: skip
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """The calls at once, one or more (one if `single`), each to a named tool with its arguments
+    held to the schema where pinned; no text first, as in every format's `required`."""
+    return {"type": "structural_tag", "format": _calls(request, request.names)}
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """Strict `auto`: free text, where `<|tool_call>` (the opener) opens a call to a declared tool."""
+    tags = [_call_tag(request, name) for name in request.schemas]
+    body = {"type": "triggered_tags", "triggers": [TOOL_CALL], "tags": tags, "stop_after_first": request.single}
+    return {"type": "structural_tag", "format": body}
+
+
+def _writes_name(name: str) -> bool:
+    return _NAME_RUN.fullmatch(name) is not None
+
+
+FORMAT = Format(
+    "gemma_calls",
+    '<|tool_call>call:f{a:<|"|>x<|"|>,n:3}<tool_call|> (FunctionGemma: <start_function_call>..<escape>)',
+    GemmaCallsStream,
+    write,
+    markers=(TOOL_CALL, TOOL_CALL_END, DELIM, FG_CALL, FG_CALL_END, FG_ESCAPE),
+    special_tokens=(TOOL_CALL, TOOL_CALL_END, DELIM),
+    required=required_constraint,
+    auto=auto_constraint,
+    writes_name=_writes_name,
+    typed_values=True,
+    vllm_names=("gemma4", "functiongemma"),
+    sglang_names=("gemma4",),
+)
