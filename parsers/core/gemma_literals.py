@@ -20,7 +20,9 @@ own, the caller presents that text again with more. Kinds:
   the container the string is in); elsewhere it is a literal `"`, as Gemma 4 writes a quote inside
   a value (`duckdb.sql(<|"|><|"|><|"|>...`). Where the string runs into `,key:<|"|>`, the model
   forgot the closing delimiter: the string ends at the `,` (`strcut`, the `,` included) and the
-  next key is read. The call's closer inside a string is `bad`: the string never ended;
+  next key is read; where the delimiter is followed by `key:`, the model forgot the `,`
+  (`strnext`: the string ends, and a `,` is implied). The call's closer inside a string is
+  `bad`: the string never ended;
 - `quoted`: a value written as a JSON (`"x"`) or Python (`'x'`) string, as Gemma 4 writes some
   inside containers; `bad`: text no argument can hold (value: why).
 
@@ -41,7 +43,7 @@ from typing import Any
 from .json_lexer import json_string_body
 from .limits import Limits
 from .markers import MarkerScanner, literal_at
-from .typed_values import SchemaFacts, type_value
+from .typed_values import SchemaFacts, ValueWriter, type_value
 
 Token = tuple[str, str, int, int]
 
@@ -53,6 +55,8 @@ class Dialect:
     delimiter: str
     closer: str
     quote: str = '"'
+    typed_strings: bool = False
+    """A delimited value is raw text typed by the schema (FunctionGemma delimits every value)."""
 
 
 class GemmaSyntaxError(ValueError):
@@ -65,6 +69,8 @@ class GemmaSyntaxError(ValueError):
 
 _WS = re.compile(r"[ \t\r\n]+")
 _KEY = re.compile(r"[^\s:,{}\[\]()<>\"'=]*")
+_KEY_AFTER = re.compile(r"[^\W\d][\w.-]*[ \t]*:")
+_KEY_AFTER_PREFIX = re.compile(r"[^\W\d][\w.-]*[ \t]*")
 _NEXT_KEY = re.compile(r",[ \t]*[^\W\d][\w.-]*[ \t]*:[ \t]*")
 _NEXT_KEY_PREFIX = re.compile(r",[ \t]*(?:[^\W\d][\w.-]*[ \t]*(?::[ \t]*)?)?")
 _JSON_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -193,6 +199,16 @@ class GemmaLexer:
                 parts.append(text[run:j])
                 self._follow = ""
                 return ("strend", "".join(parts), start, after)
+            if self._follow != ":":
+                key = _KEY_AFTER.match(text, after, after + self._max + 8)
+                if key is None:
+                    grow = _KEY_AFTER_PREFIX.match(text, after, after + self._max + 8)
+                    if grow is not None and grow.end() == n:
+                        break  # maybe `KEY:` next: the model forgot the `,`
+                else:
+                    parts.append(text[run:j])
+                    self._follow = ""
+                    return ("strnext", "".join(parts), start, after)
             parts.append(text[run:j])
             parts.append(self.dialect.quote)
             run = i = after
@@ -230,7 +246,8 @@ class GemmaArguments:
         self._stack = [_Frame(opener, {}, schema, _KEY_NEXT)]
         self.arguments: dict[str, Any] = self._stack[0].items  # type: ignore[assignment]
         self.done = False
-        self.missed = 0  # strings whose closing delimiter the model forgot
+        self.missed = 0  # strings whose closing delimiter (or the `,` after it) the model forgot
+        self._writer: ValueWriter | None = None  # a typed delimited value being read
         send("{")
 
     def read(self, text: str, pos: int) -> int | None:
@@ -244,9 +261,9 @@ class GemmaArguments:
             return end
         if kind == "bad":
             raise GemmaSyntaxError(value, end)
-        if kind in ("str", "strend", "strcut"):
+        if kind in ("str", "strend", "strcut", "strnext"):
             self._string_piece(top, value, kind != "str", end)
-            if kind == "strcut":  # it took the `,` after it
+            if kind in ("strcut", "strnext"):  # a `,` taken, or implied
                 self.missed += 1
                 self._op(top, ",", end)
             return end
@@ -280,8 +297,20 @@ class GemmaArguments:
             return
         if top.expect != _VALUE:
             raise GemmaSyntaxError("a string where a ',' or a closing bracket belongs", end)
+        if self._writer is not None:  # a typed value: the schema (or its text) says what it is
+            self._send(self._writer.feed(piece) if piece else "")
+            if last:
+                fragment, value = self._writer.finish()
+                self._writer = None
+                self._send(fragment)
+                self._store(top, value)
+            return
         if not top.string:
             self._prefix(top)
+            if self.lexer.dialect.typed_strings:
+                self._writer = ValueWriter(self._member_schema(top), self._limits)
+                self._string_piece(top, piece, last, end)
+                return
             self._send('"')
             top.string.append("")
         top.string.append(piece)

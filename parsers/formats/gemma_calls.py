@@ -54,13 +54,13 @@ from ..core.gemma_literals import Dialect, GemmaArguments, GemmaSyntaxError
 from ..core.ids import IdFactory
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.python_schema import ebnf_text
-from ..core.stream import NotACall, FormatStream, shorten
+from ..core.stream import FormatStream, NotACall, shorten
 from .spec import Call, ConstraintRequest, Format
 
 TOOL_CALL, TOOL_CALL_END, DELIM = "<|tool_call>", "<tool_call|>", '<|"|>'
 FG_CALL, FG_CALL_END, FG_ESCAPE = "<start_function_call>", "<end_function_call>", "<escape>"
 CHANNEL, CHANNEL_END, TOOL_RESPONSE = "<|channel>", "<channel|>", "<|tool_response>"
-GEMMA4, FUNCTION_GEMMA = Dialect(DELIM, TOOL_CALL_END), Dialect(FG_ESCAPE, FG_CALL_END)
+GEMMA4, FUNCTION_GEMMA = Dialect(DELIM, TOOL_CALL_END), Dialect(FG_ESCAPE, FG_CALL_END, typed_strings=True)
 _DIALECTS = {TOOL_CALL: GEMMA4, FG_CALL: FUNCTION_GEMMA}
 _CALL_WORD = "call:"
 
