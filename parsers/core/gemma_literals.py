@@ -43,6 +43,7 @@ from typing import Any
 from .json_lexer import json_string_body
 from .limits import Limits
 from .markers import MarkerScanner, literal_at
+from .python_literals import NotALiteral, number
 from .typed_values import SchemaFacts, ValueWriter, type_value
 
 Token = tuple[str, str, int, int]
@@ -71,11 +72,14 @@ _WS = re.compile(r"[ \t\r\n]+")
 _KEY = re.compile(r"[^\s:,{}\[\]()<>\"'=]*")
 _KEY_AFTER = re.compile(r"[^\W\d][\w.-]*[ \t]*:")
 _KEY_AFTER_PREFIX = re.compile(r"[^\W\d][\w.-]*[ \t]*")
+_MEMBER_AFTER = re.compile(r"[ \t\r\n]*(?:[^\W\d][\w.-]*[ \t]*:|[}\"'<)])")
+_MEMBER_AFTER_PREFIX = re.compile(r"[ \t\r\n]*(?:[^\W\d][\w.-]*[ \t]*)?")
 _NEXT_KEY = re.compile(r",[ \t]*[^\W\d][\w.-]*[ \t]*:[ \t]*")
 _NEXT_KEY_PREFIX = re.compile(r",[ \t]*(?:[^\W\d][\w.-]*[ \t]*(?::[ \t]*)?)?")
 _JSON_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _SINGLE_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'", re.S)
 _OPS = frozenset("{}[](),:")
+_PY_NUMBER = re.compile(r"-?[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?")
 
 
 class GemmaLexer:
@@ -126,22 +130,35 @@ class GemmaLexer:
         return self._bare(text, pos, follow)
 
     def _bare(self, text: str, pos: int, follow: str) -> Token | None:
-        """A bare value, up to the next `,` or closing bracket (or a stray delimiter before one)."""
+        """A bare value, up to the next `,` or closing bracket (or a stray delimiter before one).
+        In an object, a `,` ends it only where a member follows (`,key:`): otherwise it is part of
+        the value (`Paris, France<|"|>`, the opening delimiter forgotten)."""
         stops = self._stops_paren if ")" in follow else self._stops
-        m = stops.search(text, pos, pos + self._max + len(self.dialect.closer) + 1)
-        if m is None or m.start() - pos > self._max:
-            if len(text) - pos > self._max:
-                return ("bad", f"a bare value longer than {self._max} characters", pos, pos + self._max)
-            return None
-        j = m.start()
-        if m.group() != self.dialect.delimiter:
-            return ("bare", text[pos:j], pos, j)
-        after = j + len(self.dialect.delimiter)
-        if after == len(text):
-            return None
-        if text[after] in follow:
-            return ("bstr", text[pos:j], pos, after)
-        return ("bad", "a string delimiter inside a bare value", pos, after)
+        in_list = "]" in follow
+        i, limit = pos, pos + self._max + len(self.dialect.closer) + 1
+        while True:
+            m = stops.search(text, i, limit)
+            if m is None or m.start() - pos > self._max:
+                if len(text) - pos > self._max:
+                    return ("bad", f"a bare value longer than {self._max} characters", pos, pos + self._max)
+                return None
+            j = m.start()
+            if m.group() == "," and not in_list:
+                member = _MEMBER_AFTER.match(text, j + 1, j + self._max + 16)
+                if member is None:
+                    grow = _MEMBER_AFTER_PREFIX.match(text, j + 1, j + self._max + 16)
+                    if grow is not None and grow.end() == len(text):
+                        return None  # a member may follow: hold the value
+                    i = j + 1
+                    continue
+            if m.group() != self.dialect.delimiter:
+                return ("bare", text[pos:j], pos, j)
+            after = j + len(self.dialect.delimiter)
+            if after == len(text):
+                return None
+            if text[after] in follow:
+                return ("bstr", text[pos:j], pos, after)
+            return ("bad", "a string delimiter inside a bare value", pos, after)
 
     def _quoted(self, text: str, pos: int, quote: str) -> Token | None:
         """A JSON- or Python-quoted string value, held until it closes (bounded by `max_scalar`)."""
@@ -384,9 +401,15 @@ class GemmaArguments:
         """A bare value: by the schema where one is declared, else as written."""
         schema = self._member_schema(top)
         types = self._facts.types(schema) if schema is not None else frozenset()
-        if bare == "None" and "string" not in types:
-            return None
+        if bare in ("None", "null") and ("null" in types or "string" not in types):
+            return None  # a string would have been delimited: a bare None is null
         if bare in ("True", "False") and "string" not in types:
             return bare == "True"
         value = type_value(bare, schema, self._limits, self._facts)
+        if isinstance(value, str) and "string" not in types and _PY_NUMBER.fullmatch(bare):
+            try:  # Python's spellings too (`108.`), which JSON's reading refuses
+                magnitude = number(bare.lstrip("-"))
+            except NotALiteral:
+                return value
+            return -magnitude if bare[0] == "-" else magnitude
         return value if isinstance(value, (str, int, float, bool)) or value is None else bare
