@@ -47,7 +47,8 @@ def both_paths(
 ) -> ParseResult:
     """The result of `parse()`, after checking that streaming `text` in every chunking (by character,
     random splits, and a tokenizer's deltas when given) gives the same events; with `eager`, that the
-    eager streaming policy ends with the same content and calls too."""
+    eager streaming policy ends with the same content and calls too (ids aside: an eager stream spends
+    one on a call it announced before the call broke)."""
     reference = run_chunks(fmt, [text], tools, **options)
     chunkings = [char_chunks(text), *(random_chunks(text, seed) for seed in range(4))]
     if tokenizer is not None:
@@ -57,8 +58,12 @@ def both_paths(
         assert run_chunks(fmt, chunks, tools, **options) == reference, chunks
         if eager:
             streamed = build_result(run_chunks(fmt, chunks, tools, streaming="eager", **options))
-            assert (streamed.content, streamed.calls) == (result.content, result.calls), chunks
+            assert (streamed.content, _unnumbered(streamed)) == (result.content, _unnumbered(result)), chunks
     return result
+
+
+def _unnumbered(result: ParseResult) -> list[tuple[int, str, str]]:
+    return [(call.index, call.name, call.arguments_json) for call in result.calls]
 
 
 def tag_grammar(tag: dict[str, Any]) -> Any:

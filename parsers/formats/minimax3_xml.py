@@ -35,9 +35,11 @@ elements nested deeper than TOOLCALL_PARSERS_MAX_DEPTH, an invoke's close or the
 an element whose close the model dropped, junk between elements), is refused at its name, or passes
 the size bound of its arguments, is text up to its `NS</invoke>`, and the other invokes still count;
 a block that never holds an invoke, and an invoke the end of the output cuts off (max_tokens), are
-text, the invokes that closed before it stay calls. An invoke outside a block is text (the template
-always writes the block, and markup echoed in prose must not become a call); markup in reasoning and
-in markdown code is text. vLLM drops the text after a block; it is kept here.
+text, the invokes that closed before it stay calls; anything else between invokes (a tag that is no
+invoke, `NS<invoke>` with no name) ends the block there, the rest is text (as in `minimax_xml`). An
+invoke outside a block is text (the template always writes the block, and markup echoed in prose
+must not become a call); markup in reasoning and in markdown code is text. vLLM drops the text after
+a block; it is kept here.
 
 The call's name is known when its invoke tag closes; a top-level string value streams as it is
 written, holding back only what could be a tag; other values are sent when their element closes;
@@ -48,6 +50,9 @@ a broken invoke, blocks without END, cut-off calls) is `xml_blocks`, the invoke'
 
 from __future__ import annotations
 
+import functools
+import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,7 +60,7 @@ from ..core.ids import IdFactory
 from ..core.json_lexer import json_string_body
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import NotACall
-from ..core.typed_values import decoded_string
+from ..core.typed_values import decoded_string, type_value
 from ..core.xml_elements import ElementReader, open_tag_at
 from .minimax_xml import MiniMaxXmlStream
 from .spec import Call, ConstraintRequest, Format
@@ -149,14 +154,40 @@ def write(calls: Sequence[Call]) -> str:
     return f"{START}\n{invokes}{END}"
 
 
+def _elements(request: ConstraintRequest, name: str) -> dict[str, Any]:
+    """A tool's arguments as xgrammar's `minimax_m3_xml` style renders its schema (namespaced elements
+    named by their keys), where that style can: it reads a schema without `properties` as the empty
+    object, and refuses one with an unconstrained member (an open object, `{}`, additionalProperties)
+    when the grammar is compiled. There, and for a tool that is not pinned, any text up to the
+    invoke's close: the envelope and the name are held, the arguments are read as written."""
+    schema = request.parameters(name)
+    if request.pins(name) and isinstance(schema.get("properties"), dict) and _style_takes(json.dumps(schema)):
+        return {"type": "json_schema", "json_schema": schema, "style": "minimax_m3_xml"}
+    return {"type": "any_text"}
+
+
+@functools.lru_cache(maxsize=256)
+def _style_takes(schema: str) -> bool:
+    try:
+        import xgrammar
+    except ImportError:  # no engine to constrain: the tag is only read, never compiled
+        return True
+    content = {"type": "json_schema", "json_schema": json.loads(schema), "style": "minimax_m3_xml"}
+    tag = {"type": "structural_tag", "format": {"type": "tag", "begin": "<", "content": content, "end": ">"}}
+    try:
+        xgrammar.Grammar.from_structural_tag(json.dumps(tag))
+    except Exception:  # xgrammar raises a bare RuntimeError naming the unsupported keyword
+        return False
+    return True
+
+
 def _invokes(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
-    """One `NS<invoke name="f">` tag per tool, its arguments as xgrammar's `minimax_m3_xml` style
-    renders a JSON schema (namespaced elements named by their keys)."""
+    """One `NS<invoke name="f">` tag per tool, its arguments as `_elements` holds them."""
     return [
         {
             "type": "tag",
             "begin": f'{NS}<invoke name="{name}">',
-            "content": {"type": "json_schema", "json_schema": request.parameters(name), "style": "minimax_m3_xml"},
+            "content": _elements(request, name),
             "end": f"{INVOKE_CLOSE}\n",
         }
         for name in names
@@ -186,6 +217,23 @@ def _writes_name(name: str) -> bool:
     return '"' not in name
 
 
+_KEY = re.compile(r"[A-Za-z_][\w.-]*")
+
+
+def _writes_value(value: Any, top: bool = True) -> bool:
+    """What `write` writes so that it reads back equal under a schema of the top-level type only:
+    no None (left out), keys that are element names and not `item` (an array's), no empty nested
+    mapping or list (an empty element), nested strings that the untyped guess keeps strings."""
+    if value is None:
+        return False
+    if isinstance(value, dict):
+        keys = all(_KEY.fullmatch(key) and key != "item" for key in value)
+        return keys and (top or bool(value)) and all(_writes_value(v, False) for v in value.values())
+    if isinstance(value, list):
+        return (top or bool(value)) and all(_writes_value(v, False) for v in value)
+    return top or not isinstance(value, str) or type_value(value, None) == value
+
+
 FORMAT = Format(
     "minimax3_xml",
     f'{START}{NS}<invoke name="f">{NS}<k>v{NS}</k>{INVOKE_CLOSE}{END} (MiniMax-M3; elements nest)',
@@ -195,6 +243,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=_writes_name,
+    writes_value=_writes_value,
     typed_values=True,
     vllm_names=("minimax_m3",),
     sglang_names=("minimax-m3",),

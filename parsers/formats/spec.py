@@ -9,6 +9,7 @@ format's text with its one `write`.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -106,6 +107,9 @@ class Format:
       any name, e.g. a JSON string). A constraint never offers a tool whose name the format cannot
       write, nor one longer than `TOOLCALL_PARSERS_MAX_NAME`: a client that required a call would
       get text back.
+    - `writes_value`: which argument values the writer writes so that the parser reads them back
+      equal, given a schema naming only the top-level type (None: any JSON value); tools that write
+      calls (the fuzzer) keep to them.
     - `vllm_names` / `sglang_names`: the engines' built-in parser names (`--tool-call-parser`) whose
       models this format serves, so an operator knows what it replaces; the benchmark and the
       built-ins' corpus scores measure against them.
@@ -124,6 +128,7 @@ class Format:
     own_ids: bool = False
     needs_declared_tools: Callable[[str], bool] | None = None
     writes_name: Callable[[str], bool] | None = None
+    writes_value: Callable[[Any], bool] | None = None
     typed_values: bool = False
     pins_arguments: bool = True
     vllm_names: tuple[str, ...] = ()
@@ -144,6 +149,16 @@ class Format:
     def template_path(self) -> Path:
         """The chat template shipped for this format."""
         return Path(str(resources.files("toolcall_parsers.chat_templates") / f"{self.name}.jinja"))
+
+    @property
+    def think_markers(self) -> tuple[str, str]:
+        """The reasoning markers the format's stream reads by default (its first pair; `<think>` where
+        it reads none), for tools and tests that write reasoning around the format's markup."""
+        default = inspect.signature(self.stream_class).parameters.get("think_markers")
+        markers = default.default if default is not None else None
+        if not markers:
+            return ("<think>", "</think>")
+        return markers if isinstance(markers[0], str) else markers[0]
 
     @property
     def class_stem(self) -> str:

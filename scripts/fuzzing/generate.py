@@ -42,8 +42,6 @@ from .values import (
 WRITTEN_SHARE = 0.25
 """The share of blocks written by the spec's writer in formats that also have a grammar-aware one."""
 
-THINK = {"mistral_json": ("[THINK]", "[/THINK]")}
-"""Reasoning markers where a family's differ from `<think>`..`</think>`."""
 # Markers in prose that are text by the grammar, and that nothing generated next to them can complete.
 PROSE_SNIPPETS: dict[str, list[str]] = {
     "hermes_json": ["<tool_", "<tool_call", "</tool_call>", "<tool_call> tag", "<think", "</think>", "<"],
@@ -132,7 +130,7 @@ def profile(name: str) -> Profile:
         block=BLOCKS.get(name),
         openers=openers or ("\n",),
         prose_snippets=tuple(snippets),
-        think=THINK.get(name, ("<think>", "</think>")),
+        think=fmt.think_markers,
         empty_calls=tuple(dict.fromkeys([*EXTRA_EMPTY_CALLS.get(name, []), *written_empty_calls(fmt)])),
         long_calls=tuple(dict.fromkeys([*written_long_calls(fmt), *EXTRA_LONG_CALLS.get(name, [])])),
     )
@@ -174,7 +172,7 @@ def plain(fmt: Format, value: Any) -> bool:
     """Whether `value` holds none of the format's markers (a raw-text format cannot hold its closer;
     which formats escape is the writer's business, so written blocks avoid markers in values)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return not any(marker in text for marker in fmt.markers)
+    return not any(marker in text for marker in fmt.markers) and (fmt.writes_value is None or fmt.writes_value(value))
 
 
 def written_calls(rng: random.Random, fmt: Format) -> tuple[list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
