@@ -69,11 +69,12 @@ class GemmaSyntaxError(ValueError):
 
 
 _WS = re.compile(r"[ \t\r\n]+")
-_KEY = re.compile(r"[^\s:,{}\[\]()<>\"'=]*")
 _KEY_AFTER = re.compile(r"[^\W\d][\w.-]*[ \t]*:")
 _KEY_AFTER_PREFIX = re.compile(r"[^\W\d][\w.-]*[ \t]*")
-_MEMBER_AFTER = re.compile(r"[ \t\r\n]*(?:[^\W\d][\w.-]*[ \t]*:|[}\"'<)])")
-_MEMBER_AFTER_PREFIX = re.compile(r"[ \t\r\n]*(?:[^\W\d][\w.-]*[ \t]*)?")
+_KEY_CHARS = "[^\\s:,{}\\[\\]()<>\"'=]"
+_KEY = re.compile(_KEY_CHARS + "*")
+_MEMBER_AFTER = re.compile(f"[ \\t\\r\\n]*(?:{_KEY_CHARS}+[ \\t]*:|[}}\"'<)])")
+_MEMBER_AFTER_PREFIX = re.compile(f"[ \\t\\r\\n]*(?:{_KEY_CHARS}+[ \\t]*)?")
 _NEXT_KEY = re.compile(r",[ \t]*[^\W\d][\w.-]*[ \t]*:[ \t]*")
 _NEXT_KEY_PREFIX = re.compile(r",[ \t]*(?:[^\W\d][\w.-]*[ \t]*(?::[ \t]*)?)?")
 _JSON_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -197,9 +198,9 @@ class GemmaLexer:
                     i = j + 1
                     continue
                 found = literal_at(text, nxt.end(), (delim,))
-                if found is None:
+                if found is None or (found and nxt.end() + len(delim) == n):
                     break
-                if found:
+                if found and text[nxt.end() + len(delim)] not in self._follow:  # it opens a value
                     parts.append(text[run:j])
                     self._follow = ""
                     return ("strcut", "".join(parts), start, j + 1)  # the `,` too

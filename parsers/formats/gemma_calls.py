@@ -66,6 +66,7 @@ _CALL_WORD = "call:"
 
 _TEXT, _HEAD, _NAME, _ARGS, _END, _AFTER = range(6)
 _NAME_RUN = re.compile(r"[^\s{}()\[\]<>,\"']*")
+_BARE_KEY = re.compile(r"[^\s:,{}\[\]()<>\"'=]+")
 
 
 class GemmaCallsStream(FormatStream):
@@ -197,16 +198,23 @@ class GemmaCallsStream(FormatStream):
 
 def literal(value: Any, delim: str = DELIM) -> str:
     """A value as Gemma 4's template prints it (`format_argument`): strings between delimiters,
-    unescaped; booleans `true` / `false`; mappings with bare, sorted keys; None as `None`."""
+    unescaped; booleans `true` / `false`; mappings with bare, sorted keys; None as `None`. A key
+    the template would write bare but that would not read back as one (`a b`, `x:y`) is written
+    between delimiters, as the template writes keys in declarations."""
     if isinstance(value, str):
         return delim + value + delim
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
-        return "{" + ",".join(f"{k}:{literal(v, delim)}" for k, v in sorted(value.items())) + "}"
+        members = (f"{_key(k, delim)}:{literal(v, delim)}" for k, v in sorted(value.items()))
+        return "{" + ",".join(members) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(literal(v, delim) for v in value) + "]"
     return str(value)
+
+
+def _key(key: str, delim: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else delim + key + delim
 
 
 def write(calls: Sequence[Call]) -> str:
@@ -310,6 +318,22 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     return {"type": "structural_tag", "format": body}
 
 
+def _writes_value(value: Any) -> bool:
+    """A string (or key) holding the delimiter or the closer cannot be written: nothing escapes them."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if DELIM in item or TOOL_CALL_END in item:
+                return False
+        elif isinstance(item, dict):
+            pending.extend(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return True
+
+
 def _writes_name(name: str) -> bool:
     return _NAME_RUN.fullmatch(name) is not None
 
@@ -324,6 +348,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=_writes_name,
+    writes_value=_writes_value,
     typed_values=True,
     vllm_names=("gemma4", "functiongemma"),
     sglang_names=("gemma4",),
