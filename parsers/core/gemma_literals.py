@@ -132,8 +132,9 @@ class GemmaLexer:
 
     def _bare(self, text: str, pos: int, follow: str) -> Token | None:
         """A bare value, up to the next `,` or closing bracket (or a stray delimiter before one).
-        In an object, a `,` ends it only where a member follows (`,key:`): otherwise it is part of
-        the value (`Paris, France<|"|>`, the opening delimiter forgotten)."""
+        In an object, a `, ` (with its space, as prose writes it) ends it only where a member
+        follows (`, key:`): otherwise it is part of the value (`Paris, France<|"|>`, the opening
+        delimiter forgotten)."""
         stops = self._stops_paren if ")" in follow else self._stops
         in_list = "]" in follow
         i, limit = pos, pos + self._max + len(self.dialect.closer) + 1
@@ -144,7 +145,7 @@ class GemmaLexer:
                     return ("bad", f"a bare value longer than {self._max} characters", pos, pos + self._max)
                 return None
             j = m.start()
-            if m.group() == "," and not in_list:
+            if m.group() == "," and not in_list and text[j + 1 : j + 2] in (" ", ""):
                 member = _MEMBER_AFTER.match(text, j + 1, j + self._max + 16)
                 if member is None:
                     grow = _MEMBER_AFTER_PREFIX.match(text, j + 1, j + self._max + 16)
