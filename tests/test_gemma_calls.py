@@ -235,8 +235,10 @@ def test_text_around_calls_and_the_tool_response_marker(g4_tokens):
     text = "Let me look. " + call("get_weather", f"city:{s('Oslo')}") + call("f", "") + "<|tool_response>"
     result = both(text, TOOLS, g4_tokens)
     assert result.content == "Let me look." and [c.name for c in result.calls] == ["get_weather", "f"]
-    result = both(call("f", "") + " Done.", None, g4_tokens)
+    result = both(call("f", "") + " Done.<|tool_response>", None, g4_tokens)  # as the template ends the turn
     assert result.content == "Done."
+    inside = "<|channel>thought\n<|tool_response><channel|>"
+    assert both(inside, None, g4_tokens).content == inside  # reasoning is text, as written
 
 
 def test_the_reasoning_channel_is_text_never_a_call(g4_tokens):

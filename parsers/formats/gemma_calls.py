@@ -4,7 +4,7 @@ Grammar, as this machine reads it::
 
     output  := (text | channel | call)*
     channel := "<|channel>" text ["<channel|>"]              # reasoning: text, never a call
-    call    := OPEN "call:" NAME ("{" args "}" | "(" args ")") CLOSE ["<|tool_response>"]
+    call    := OPEN "call:" NAME ("{" args "}" | "(" args ")") CLOSE
     args    := [key ":" value ("," key ":" value)* [","]]      # see core/gemma_literals.py
     value   := D text D | bare | "{" args "}" | "[" [value ("," value)* [","]] "]"
 
@@ -13,8 +13,9 @@ with OPEN / CLOSE / D = `<|tool_call>` / `<tool_call|>` / `<|"|>` (Gemma 4) or
 marker sets, because the two write the same call syntax and differ only in their tokens; the
 opener picks the set and its closer and delimiter must match. NAME is anything up to `{` or `(`
 without whitespace, brackets or quotes, so `mcp:server:tool` and `a.b-c` are names. Calls follow
-each other with no separator; `<|tool_response>`, which the template writes after a turn's calls
-and the model may end its turn with, is dropped right after a call. Whitespace between tokens is
+each other with no separator. `<|tool_response>`, which the template writes to end a turn with
+calls (after its text) and the model may end its turn with, is dropped wherever it stands outside
+a call and the reasoning channel: a special token, never prose. Whitespace between tokens is
 markup.
 
 Values, as Gemma 4's template prints them: strings between two delimiters with no escaping, numbers
@@ -64,7 +65,7 @@ GEMMA4, FUNCTION_GEMMA = Dialect(DELIM, TOOL_CALL_END), Dialect(FG_ESCAPE, FG_CA
 _DIALECTS = {TOOL_CALL: GEMMA4, FG_CALL: FUNCTION_GEMMA}
 _CALL_WORD = "call:"
 
-_TEXT, _HEAD, _NAME, _ARGS, _END, _AFTER = range(6)
+_TEXT, _HEAD, _NAME, _ARGS, _END = range(5)
 _NAME_RUN = re.compile(r"[^\s{}()\[\]<>,\"']*")
 _BARE_KEY = re.compile(r"[^\s:,{}\[\]()<>\"'=]+")
 
@@ -82,7 +83,7 @@ class GemmaCallsStream(FormatStream):
         think_markers: ThinkMarkers = (CHANNEL, CHANNEL_END),
     ) -> None:
         super().__init__(tools, id_factory)
-        self._outside = OutsideCalls(self._text, list(_DIALECTS), think_markers)
+        self._outside = OutsideCalls(self._text, [*_DIALECTS, TOOL_RESPONSE], think_markers)
         self._state = _TEXT
         self._dialect = GEMMA4
         self._raw: list[str] = []  # the call's text so far: text again if it breaks
@@ -94,12 +95,11 @@ class GemmaCallsStream(FormatStream):
             _NAME: self._scan_name,
             _ARGS: self._scan_args,
             _END: self._scan_end,
-            _AFTER: self._scan_after,
         }
 
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
-        if m is not None:
+        if m is not None and m.group() != TOOL_RESPONSE:  # that one ends the turn's calls: dropped
             self._dialect = _DIALECTS[m.group()]
             self._raw = [m.group()]
             self._state = _HEAD
@@ -162,16 +162,8 @@ class GemmaCallsStream(FormatStream):
             self._warn(f"{self._args.missed} string(s) without a closing delimiter, ended before the next key")
         self._end_call(self._key, self._args.arguments)
         self._raw, self._args = [], None
-        self._state = _AFTER
-        return pos + len(found)
-
-    def _scan_after(self, text: str, pos: int) -> int | None:
-        """Right after a call: the template's `<|tool_response>` is dropped."""
-        found = self._literal_at(text, pos, (TOOL_RESPONSE,))
-        if found is None:
-            return None
         self._state = _TEXT
-        return pos + len(found) if found else pos
+        return pos + len(found)
 
     def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
         """The call breaks: its text so far (and up to the break) is text; scanning goes on there."""
@@ -183,7 +175,7 @@ class GemmaCallsStream(FormatStream):
 
     def _close(self) -> None:
         rest, self._buf = self._buf, ""
-        if self._state in (_TEXT, _AFTER):
+        if self._state == _TEXT:
             self._text(rest)
         else:
             self._reject("the output ended inside a tool call", "".join(self._raw) + rest)
