@@ -175,13 +175,20 @@ def template_renderer(template: str, **special_tokens: str) -> Render:
 
 
 def _after_common_prefix(prefix: str, text: str) -> str:
-    """`text` after the longest prefix it shares with `prefix` (compared in blocks, then by character)."""
+    """`text` after the longest prefix it shares with `prefix` (compared in blocks, then by character).
+    Where `text` leaves `prefix` inside a tag both begin (a generation prompt ending `<think>\n`, a
+    turn writing `<tool_call>`: they share `<t`), the cut moves back to the tag's start."""
     shared, step = 0, 256
     limit = min(len(prefix), len(text))
     while step:
         while shared + step <= limit and prefix[shared : shared + step] == text[shared : shared + step]:
             shared += step
         step //= 2
+    if shared < len(prefix):
+        line = text.rfind("\n", 0, shared) + 1
+        opener = max(text.rfind("<", line, shared), text.rfind("[", line, shared))
+        if opener >= 0 and not any(close in text[opener:shared] for close in (">", "]")):
+            shared = opener
     return text[shared:]
 
 
@@ -270,9 +277,14 @@ def _renders(render: Render, messages: list[dict[str, Any]], needle: str) -> boo
         return None
 
 
+FALLBACK_SUGGESTION = "hermes_json"
+"""The format suggested when no template of ours frames turns as the model's does: the JSON-in-tags
+calls most open models are trained on (the registry's first, alphabetical, would be arbitrary)."""
+
+
 def suggest_format(render: Render) -> str:
     """Our format whose template frames a turn as the model's own template does (the same text
-    between the user's message and the assistant's reply), in registry order; else the first."""
+    between the user's message and the assistant's reply), in registry order; else the fallback."""
     user = [{"role": "user", "content": USER_TEXT}]
 
     def header(r: Render) -> str | None:
@@ -288,7 +300,7 @@ def suggest_format(render: Render) -> str:
         ours = template_renderer(FORMATS[name].template_path.read_text(encoding="utf-8"))
         if own is not None and header(ours) == own:
             return name
-    return shipped[0] if shipped else next(iter(FORMATS))
+    return FALLBACK_SUGGESTION if FALLBACK_SUGGESTION in shipped else next(iter(FORMATS))
 
 
 def detect_template(tokenizer: Any, template: str | None = None, source: str = "the tokenizer") -> Detection:

@@ -180,8 +180,9 @@ def test_llama3_tokenizer_with_our_llama_template(llama3_tokenizer):
     assert detection.parser == "llama_pythonic" and detection.teaches_tools
 
 
-# Formats none of ours reads: Kimi-K2-style sections and FunctionGemma-style calls. Written for this
-# test from the formats' public descriptions.
+# Kimi-K2-style sections and FunctionGemma-style calls (none of ours read them once, both do now), and
+# functionary-style `>>>NAME` calls, which none of ours reads. Written for these tests from the formats'
+# public descriptions.
 KIMI_STYLE = """{%- if tools %}<|im_system|>tools: {{ tools | tojson }}<|im_end|>{% endif -%}
 {%- for m in messages -%}
 <|im_{{ m.role }}|>{%- if m.tool_calls -%}<|tool_calls_section_begin|>
@@ -207,12 +208,27 @@ GEMMA_STYLE = """{%- if tools -%}<start_of_turn>developer
 {% endif -%}"""
 
 
-def test_a_kimi_style_template_is_now_kimi_json(carrier):
-    """Kimi's format was "other" until kimi_json was registered: a template teaching it is ours now."""
-    assert detect_template(carrier, KIMI_STYLE, "other").parser == "kimi_json"
+FUNCTIONARY_STYLE = """{%- if tools %}<|start|>system
+{{ tools | tojson }}<|eot|>
+{% endif -%}
+{%- for m in messages -%}<|start|>{{ m.role }}
+{% if m.tool_calls -%}
+{%- for c in m.tool_calls -%}>>>{{ c.function.name }}
+{{ c.function.arguments | tojson }}
+{% endfor -%}
+{%- else -%}{{ m.content if m.content is string else '' }}{%- endif -%}<|eot|>
+{% endfor -%}
+{%- if add_generation_prompt -%}<|start|>assistant
+{% endif -%}"""
 
 
-@pytest.mark.parametrize(("template", "marker"), [(GEMMA_STYLE, "<start_function_call>")])
+@pytest.mark.parametrize(("template", "fmt"), [(KIMI_STYLE, "kimi_json"), (GEMMA_STYLE, "gemma_calls")])
+def test_templates_of_formats_once_other_are_ours_now(carrier, template, fmt):
+    """Kimi's and FunctionGemma's formats were "other" until kimi_json and gemma_calls were registered."""
+    assert detect_template(carrier, template, "other").parser == fmt
+
+
+@pytest.mark.parametrize(("template", "marker"), [(FUNCTIONARY_STYLE, ">>>get_weather")])
 def test_templates_teaching_other_formats_are_none_of_ours(carrier, template, marker):
     detection = detect_template(carrier, template, "other")
     assert detection.parser is None and detection.candidates == []
@@ -349,3 +365,50 @@ def test_sglang_auto_becomes_the_detected_detector(fresh_tokenizer):
     passthrough = FunctionCallParser(tools, "auto", tokenizer=plain_tokenizer)
     assert type(passthrough.detector) is AutoDetector
     assert passthrough.parse_non_stream(raw) == (raw, [])
+
+
+# -- the models' own templates (llama.cpp's collection, `model_template`) ----------------------------
+
+MODEL_TEMPLATES = {
+    "deepseek-ai-DeepSeek-V3.1": "deepseek_json",
+    "deepseek-ai-DeepSeek-V3.2": "deepseek_dsml",
+    "deepseek-ai-DeepSeek-V4": "deepseek_dsml",
+    "deepseek-ai-DeepSeek-V4-Flash-0731": "deepseek_dsml",
+    "moonshotai-Kimi-K2": "kimi_json",
+    "Kimi-K3": "kimi_xtml",
+    "MiniMax-M2": "minimax_xml",
+    "MiniMax-M3": "minimax3_xml",
+    "Qwen-Qwen2.5-7B-Instruct": "hermes_json",
+    "Qwen-Qwen3-0.6B": "hermes_json",
+    "Qwen-QwQ-32B": "hermes_json",  # its generation prompt opens `<think>`: the turn starts at `<tool_call>`
+    "NousResearch-Hermes-3-Llama-3.1-8B-tool_use": "hermes_json",
+    "Qwen3-Coder": "qwen_xml",
+    "Qwen3.5-4B": "qwen_xml",
+    "meta-llama-Llama-3.1-8B-Instruct": "llama_json",
+    "meta-llama-Llama-3.3-70B-Instruct": "llama_json",
+    "mistralai-Mistral-Nemo-Instruct-2407": "mistral_json",
+    "unsloth-mistral-Devstral-Small-2507": "mistral_json",
+    "LFM2.5-8B-A1B": "llama_pythonic",
+}
+"""Real templates and the format each teaches (the long tail of engine names is issue 23's)."""
+
+
+@pytest.mark.parametrize(("model", "fmt"), sorted(MODEL_TEMPLATES.items()))
+def test_the_models_own_templates_detect_as_their_format(carrier, model_template, model, fmt):
+    assert detect_template(carrier, model_template(model), model).parser == fmt
+
+
+def test_a_template_the_sandbox_refuses_is_no_guess_and_says_why(carrier, model_template):
+    """llama.cpp's copy of Kimi-K2-Instruct's template calls `list.append`, which transformers'
+    sandbox refuses: no format, each probe's reason kept, and a suggestion by its turn framing."""
+    detection = detect_template(carrier, model_template("Kimi-K2-Instruct"), "Kimi-K2-Instruct")
+    assert detection.parser is None and detection.failed_probes
+    assert all("SecurityError" in reason for reason in detection.failed_probes)
+    assert detection.suggested == "kimi_json"
+
+
+def test_the_suggestion_without_a_matching_frame_is_the_fallback(carrier, model_template):
+    from toolcall_parsers.detect import FALLBACK_SUGGESTION
+
+    detection = detect_template(carrier, model_template("openai-gpt-oss-120b"), "gpt-oss")
+    assert detection.parser is None and detection.suggested == FALLBACK_SUGGESTION == "hermes_json"
