@@ -49,7 +49,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.ids import IdFactory
+from ..core.ids import IdFactory, ResponseIds
 from ..core.stream import ANY_SPACE, NotACall
 from .spec import Call, CallTag, ConstraintRequest, Format
 from .token_sections import HEAD, SectionStream
@@ -104,7 +104,7 @@ class KimiJsonStream(SectionStream):
         self._id_len = 0
         self._deferred: list[str] | None = None  # arguments of a call whose tool they must name
         self._kept: str | None = None
-        self._ids_used: set[str] = set()
+        self._ids = ResponseIds(self._id_factory, kimi_call_id)
         self._readers.update({HEAD: self._scan_head, _ID: self._scan_id, _AFTER_ID: self._scan_after_id})
 
     # -- the header: the id ------------------------------------------------------------------------
@@ -154,7 +154,7 @@ class KimiJsonStream(SectionStream):
         """Start the call whose arguments begin at `at`. A call that names no tool, or that the
         core refuses (see `_start_call`), is text up to there."""
         call_id = "".join(self._id)
-        self._kept = call_id if call_id and call_id not in self._ids_used else None
+        self._kept = self._ids.free(call_id)
         self._start_args()
         name = self._name_in(call_id)
         if name is not None:
@@ -173,7 +173,7 @@ class KimiJsonStream(SectionStream):
         except NotACall as err:
             raise NotACall(str(err), at) from None
         if self._kept is not None:
-            self._ids_used.add(self._kept)
+            self._ids.keep(self._kept)
 
     def _value_done(self, arguments: dict[str, Any], at: int) -> dict[str, Any]:
         """A call whose id named no tool: its arguments are complete, so they name it, or it is
@@ -219,16 +219,8 @@ class KimiJsonStream(SectionStream):
         self._deferred = None
 
     def _make_id(self, name: str, index: int) -> str:
-        """The factory's id, unless the response already used it (a model-written id, or a
-        factory that repeats itself): then `functions.NAME:N` for the first N from the index that
-        is free (one of the next len(used) + 1 is)."""
-        call_id = self._id_factory(name, index)
-        number = index
-        while call_id in self._ids_used:
-            call_id = kimi_call_id(name, number)
-            number += 1
-        self._ids_used.add(call_id)
-        return call_id
+        """The factory's id, unless the response already used it: then `functions.NAME:N`."""
+        return self._ids.make(name, index)
 
 
 # -- the spec --------------------------------------------------------------------------------------

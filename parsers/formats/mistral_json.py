@@ -49,7 +49,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..core.events import Event
-from ..core.ids import IdFactory
+from ..core.ids import IdFactory, ResponseIds
 from ..core.json_calls import ArgumentsReader, JsonCallReader
 from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import OutsideCalls, ThinkMarkers
@@ -64,8 +64,7 @@ _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
 _ID_CHARS = re.compile(r"[^\[{]*")
 _VALID_ID = re.compile(r"[A-Za-z0-9]{9}")
 _ALNUM = string.ascii_letters + string.digits
-_FACTORY_TRIES = 3  # asks of the id factory for a free id before ids of our own are used
-_RANDOM_TRIES = 8  # random ids tried before counting down to a free one (62**9 ids: never in practice)
+_FACTORY_ASKS = 3  # asks of the id factory for a free id before numbered ids of our own are used
 
 _TEXT, _BRACKET, _HEAD, _NAME, _TAGS, _ID, _ARGS, _JSON = range(8)
 
@@ -73,6 +72,11 @@ _TEXT, _BRACKET, _HEAD, _NAME, _TAGS, _ID, _ARGS, _JSON = range(8)
 def mistral_call_id(name: str, index: int) -> str:
     """Nine random letters and digits: the only ids Mistral's chat templates accept."""
     return "".join(secrets.choice(_ALNUM) for _ in range(9))
+
+
+def _numbered_id(name: str, number: int) -> str:
+    """Nine digits: a Mistral id, for when the factory's ids are taken."""
+    return f"{number:09d}"
 
 
 class MistralJsonStream(FormatStream):
@@ -101,7 +105,7 @@ class MistralJsonStream(FormatStream):
         self._name: list[str] = []
         self._model_id: list[str] | None = None  # what followed [CALL_ID], None before one
         self._run_len = 0  # characters of the name, or of the id, read so far
-        self._ids_used: set[str] = set()
+        self._ids = ResponseIds(self._id_factory, _numbered_id, _FACTORY_ASKS)
         self._reader: JsonCallReader | None = None
         self._args: ArgumentsReader | None = None
         self._index = -1
@@ -271,14 +275,14 @@ class MistralJsonStream(FormatStream):
         except NotACall as err:
             raise NotACall(str(err), at) from None
         if kept_id is not None:
-            self._ids_used.add(kept_id)
+            self._ids.keep(kept_id)
         self._args = ArgumentsReader(self._send, self.limits)
         self._state = _ARGS
 
     def _kept_id(self) -> str | None:
         """The model's `[CALL_ID]`, trimmed, when it fits Mistral's ids and is not used yet."""
         model_id = "".join(self._model_id or ()).strip()
-        return model_id if _VALID_ID.fullmatch(model_id) and model_id not in self._ids_used else None
+        return self._ids.free(model_id) if _VALID_ID.fullmatch(model_id) else None
 
     def _send(self, fragment: str) -> None:
         self._call_args(self._index, fragment)
@@ -301,27 +305,7 @@ class MistralJsonStream(FormatStream):
     # -- ids and the end --------------------------------------------------------------------------
 
     def _make_id(self, name: str, index: int) -> str:
-        """The factory's id, unless it is taken (a model-written id, or a factory that repeats
-        itself): then, after a few more asks, random ids of our own. Bounded: it never hangs."""
-        for _ in range(_FACTORY_TRIES):
-            call_id = self._id_factory(name, index)
-            if call_id not in self._ids_used:
-                break
-        else:
-            call_id = self._free_random_id(name, index)
-        self._ids_used.add(call_id)
-        return call_id
-
-    def _free_random_id(self, name: str, index: int) -> str:
-        for _ in range(_RANDOM_TRIES):
-            call_id = mistral_call_id(name, index)
-            if call_id not in self._ids_used:
-                return call_id
-        # The random source keeps repeating itself: one of the numbers 0..len(used) is free.
-        number = len(self._ids_used)
-        while (call_id := f"{number:09d}") in self._ids_used:
-            number -= 1
-        return call_id
+        return self._ids.make(name, index)
 
     def _close(self) -> None:
         if self._state == _ARGS and self._args is not None and self._args.finish(self._buf):
