@@ -44,6 +44,7 @@ from .json_lexer import json_string_body
 from .limits import Limits
 from .markers import MarkerScanner, literal_at
 from .python_literals import NotALiteral, number
+from .python_schema import ebnf_text
 from .typed_values import SchemaFacts, ValueWriter, type_value
 
 Token = tuple[str, str, int, int]
@@ -415,3 +416,77 @@ class GemmaArguments:
                 return value
             return -magnitude if bare[0] == "-" else magnitude
         return value if isinstance(value, (str, int, float, bool)) or value is None else bare
+
+
+# -- constraints: the same syntax as a grammar ------------------------------------------------------
+
+_BASE = r"""
+str ::= "<|\"|>" strchar* "<|\"|>"
+strchar ::= [^<] | "<" [^|]
+int ::= "-"? [0-9]+
+num ::= int ("." [0-9]+)? ([eE] [+-]? [0-9]+)?
+bool ::= "true" | "false"
+null ::= "None"
+key ::= [A-Za-z_] [A-Za-z0-9_.-]*
+any ::= str | num | bool | null | anyobj | anylist
+anyobj ::= "{" (key ":" any ("," key ":" any)*)? "}"
+anylist ::= "[" (any ("," any)*)? "]"
+"""
+
+
+class ArgumentsGrammar:
+    """EBNF for arguments held to a schema, in Gemma 4's syntax as its template writes them (keys
+    in sorted order, strings between delimiters holding no `<|`); `literal` writes a constant."""
+
+    def __init__(self, literal: Callable[[Any], str]) -> None:
+        self.rules: list[str] = []
+        self._literal = literal
+
+    def text(self, root: str) -> str:
+        """The grammar: `root` (a rule's body) first, then the rules it uses."""
+        return f"root ::= {root}\n" + "\n".join(self.rules) + _BASE
+
+    def rule(self, body: str) -> str:
+        name = f"r{len(self.rules)}"
+        self.rules.append(f"{name} ::= {body}")
+        return name
+
+    def value(self, schema: Any) -> str:
+        if not isinstance(schema, dict):
+            return "any"
+        if "enum" in schema or "const" in schema:
+            values = schema.get("enum", [schema.get("const")])
+            if isinstance(values, list) and values:
+                return self.rule(" | ".join(ebnf_text(self._literal(v)) for v in values))
+        kinds = schema.get("type")
+        kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+        if not kinds:
+            return "any"
+        alts = []
+        for kind in kinds:
+            if kind == "object":
+                alts.append('"{" ' + self.members(schema) + ' "}"')
+            elif kind == "array":
+                item = self.value(schema.get("items"))
+                alts.append(f'"[" ({item} ("," {item})*)? "]"')
+            else:
+                alts.append({"string": "str", "integer": "int", "number": "num", "boolean": "bool"}.get(kind, "null"))
+        return self.rule(" | ".join(alts))
+
+    def members(self, schema: dict[str, Any]) -> str:
+        """An object's members: its properties in sorted order, the required ones present; any
+        members where it declares none."""
+        properties = schema.get("properties")
+        if not isinstance(properties, dict) or not properties:
+            return '(key ":" any ("," key ":" any)*)?'
+        required = set(schema.get("required") or ())
+        keys = sorted(properties)
+        members = [f"{ebnf_text(k + ':')} {self.value(properties[k])}" for k in keys]
+        rest = '""'  # after some member: the members from i on
+        first = '""'  # before any member
+        for k, member in reversed(list(zip(keys, members, strict=True))):
+            if k in required:
+                rest, first = self.rule(f'"," {member} {rest}'), self.rule(f"{member} {rest}")
+            else:
+                rest, first = self.rule(f'("," {member})? {rest}'), self.rule(f"{member} {rest} | {first}")
+        return first

@@ -51,10 +51,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.gemma_literals import Dialect, GemmaArguments, GemmaSyntaxError
+from ..core.gemma_literals import ArgumentsGrammar, Dialect, GemmaArguments, GemmaSyntaxError
 from ..core.ids import IdFactory
 from ..core.outside import OutsideCalls, ThinkMarkers
-from ..core.python_schema import ebnf_text
 from ..core.stream import FormatStream, NotACall, shorten
 from .spec import Call, ConstraintRequest, Format
 
@@ -216,77 +215,12 @@ def write(calls: Sequence[Call]) -> str:
 
 # -- the constraints -------------------------------------------------------------------------------
 
-_BASE = r"""
-str ::= "<|\"|>" strchar* "<|\"|>"
-strchar ::= [^<] | "<" [^|]
-int ::= "-"? [0-9]+
-num ::= int ("." [0-9]+)? ([eE] [+-]? [0-9]+)?
-bool ::= "true" | "false"
-null ::= "None"
-key ::= [A-Za-z_] [A-Za-z0-9_.-]*
-any ::= str | num | bool | null | anyobj | anylist
-anyobj ::= "{" (key ":" any ("," key ":" any)*)? "}"
-anylist ::= "[" (any ("," any)*)? "]"
-"""
-
-
-class _Grammar:
-    """Rules for values held to a schema, in the template's syntax (keys in sorted order)."""
-
-    def __init__(self) -> None:
-        self.rules: list[str] = []
-
-    def rule(self, body: str) -> str:
-        name = f"r{len(self.rules)}"
-        self.rules.append(f"{name} ::= {body}")
-        return name
-
-    def value(self, schema: Any) -> str:
-        if not isinstance(schema, dict):
-            return "any"
-        if "enum" in schema or "const" in schema:
-            values = schema.get("enum", [schema.get("const")])
-            if isinstance(values, list) and values:
-                return self.rule(" | ".join(ebnf_text(literal(v)) for v in values))
-        kinds = schema.get("type")
-        kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
-        if not kinds:
-            return "any"
-        alts = []
-        for kind in kinds:
-            if kind == "object":
-                alts.append('"{" ' + self.members(schema) + ' "}"')
-            elif kind == "array":
-                item = self.value(schema.get("items"))
-                alts.append(f'"[" ({item} ("," {item})*)? "]"')
-            else:
-                alts.append({"string": "str", "integer": "int", "number": "num", "boolean": "bool"}.get(kind, "null"))
-        return self.rule(" | ".join(alts))
-
-    def members(self, schema: dict[str, Any]) -> str:
-        """An object's members: its properties in sorted order, the required ones present; any
-        members where it declares none."""
-        properties = schema.get("properties")
-        if not isinstance(properties, dict) or not properties:
-            return '(key ":" any ("," key ":" any)*)?'
-        required = set(schema.get("required") or ())
-        keys = sorted(properties)
-        members = [f"{ebnf_text(k + ':')} {self.value(properties[k])}" for k in keys]
-        rest = '""'  # after some member: the members from i on
-        first = '""'  # before any member
-        for k, member in reversed(list(zip(keys, members, strict=True))):
-            if k in required:
-                rest, first = self.rule(f'"," {member} {rest}'), self.rule(f"{member} {rest}")
-            else:
-                rest, first = self.rule(f'("," {member})? {rest}'), self.rule(f"{member} {rest} | {first}")
-        return first
-
 
 def _call_tag(request: ConstraintRequest, name: str) -> dict[str, Any]:
-    grammar = _Grammar()
+    grammar = ArgumentsGrammar(literal)
     schema = request.parameters(name) if request.pins(name) else {"type": "object"}
     root = grammar.members(schema)
-    body = f"root ::= {root}\n" + "\n".join(grammar.rules) + _BASE
+    body = grammar.text(root)
     return {"type": "tag", "begin": f"{TOOL_CALL}call:{name}{{", "content": {"type": "grammar", "grammar": body},
             "end": f"}}{TOOL_CALL_END}"}  # fmt: skip
 
