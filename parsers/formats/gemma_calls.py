@@ -19,8 +19,12 @@ a call and the reasoning channel: a special token, never prose. Whitespace betwe
 markup.
 
 Values, as Gemma 4's template prints them: strings between two delimiters with no escaping, numbers
-and booleans bare, None for null, objects with bare keys, lists. A bare value is typed by the
-tool's schema where it declares one (`3` stays `"3"` for a string), else as written. What the
+and booleans bare, None for null, objects with bare keys (or keys between delimiters), lists. A
+bare value is typed by the tool's schema where it declares one (`3` stays `"3"` for a string),
+else as written (JSON numbers and Python's `108.`, `true` / `false`, `null` / `None`; anything
+else a string); a bare `None` is null unless the schema says only string. A Gemma 4 delimited
+value is a string as written; FunctionGemma delimits every value (`n:<escape>42<escape>`), so
+its delimited values are typed like bare ones, as vLLM's `functiongemma` reads them. What the
 field reports, and what this reads:
 
 - a delimiter inside a string (`<|"|>` is how Gemma 4 writes a `"` in a value, so code with
@@ -29,10 +33,12 @@ field reports, and what this reads:
 - quotes kept inside a value (`said "hi"`): verbatim;
 - a missing opening delimiter (`{query:weather in Tokyo<|"|>}`): the bare value ends at the stray
   delimiter before `,` / `}` / `]`, and is the string `weather in Tokyo` (a recovered call: the
-  model wrote the call, only a token is missing);
-- a missing closing delimiter, whose string runs into `,next:<|"|>`: the string ends before that
-  `,` and `next` is read (as vLLM now does); running into the call's closer instead, the string
-  never ended and the call is text;
+  model wrote the call, only a token is missing); in an object a `, ` that no `key:` follows is
+  part of a bare value (`Paris, France<|"|>,limit:5`), as prose writes a comma;
+- a missing closing delimiter, whose string runs into `,next:<|"|>` and a value's text: the
+  string ends at that `,` and `next` is read (as vLLM now does); a delimiter followed by `key:`
+  is a forgotten `,` (`command:<|"|>look<|"|>angle:90`); running into the call's closer, the
+  string never ended and the call is text (never a guessed end);
 - values written as JSON or Python strings (`["a"]`, `['a']`, `{"mode": "fast"}`): strings
   without their quotes, since no bare value starts with a quote;
 - a parenthesized call (`call:terminal(command:<|"|>ls<|"|>)`): read like braces (a recovered
