@@ -7,16 +7,17 @@ delimiter tokens with no escaping at all, and every other value bare, as its cha
 it (`3`, `1.5`, `true`, `None`). Model text is untrusted and arrives in pieces, so it is read once,
 token by token, only as far as the caller asks.
 
-`GemmaLexer.read(text, pos)` returns the token at `pos` as `(kind, value, start, end)`, or None
+`GemmaLexer.read(text, pos, key, follow)` returns the token at `pos` as `(kind, value, start, end)`, or None
 when what starts there may still grow (a bare word, a partial delimiter): it keeps no text of its
 own, the caller presents that text again with more. Kinds:
 
 - `ws`; `op`: one of `{ } [ ] ( ) , :`; `end`: the call's closing marker (`<tool_call|>`);
-- `key`: a bare key (up to `:`), `bare`: a bare value (up to `,`, `}`, `]`, the closer), both
-  bounded by `max_scalar`; `bstr`: a bare value ended by a stray delimiter
-  (`weather in Tokyo<|"|>}`, the model forgot the opening one): a string;
-- `str` / `strend` / `strcut`: a delimited string's text in pieces, so a long value streams. A delimiter
-  closes the string only where the container's syntax goes on (`,`, or the bracket that closes
+- `key`: a bare key (up to `:`), `bare`: a bare value (up to `,`, `}`, `]`, the closer; in an
+  object a `, ` stays in it unless a member follows), both bounded by `max_scalar`; `bstr`: a
+  bare value ended by a stray delimiter (`weather in Tokyo<|"|>}`, the model forgot the opening
+  one): a string;
+- `str` / `strend` / `strcut` / `strnext`: a delimited string's text in pieces, so a long value
+  streams. A delimiter closes the string only where the container's syntax goes on (`,`, or the bracket that closes
   the container the string is in); elsewhere it is a literal `"`, as Gemma 4 writes a quote inside
   a value (`duckdb.sql(<|"|><|"|><|"|>...`). Where the string runs into `,key:<|"|>`, the model
   forgot the closing delimiter: the string ends at the `,` (`strcut`, the `,` included) and the
@@ -29,7 +30,13 @@ own, the caller presents that text again with more. Kinds:
 `GemmaArguments` reads the tokens of one arguments object (after its `{` or `(`, up to its
 closing bracket): an explicit stack bounded by `max_depth`, never recursion. Bare values are typed
 by the tool's schema where one is declared (`core.typed_values`), else as written: JSON numbers,
-`true` / `false`, `null` and the template's `None`; anything else is a string.
+`true` / `false`, `null` and the template's `None`; anything else is a string. FunctionGemma's
+delimited values are typed the same way, streamed by `ValueWriter` (its template delimits every
+value). `ArgumentsGrammar` writes the same syntax as EBNF for the decoding constraints.
+
+Reading is linear: each special character in a string (a delimiter, the closer, a `,`) is looked
+at once, with a lookahead bounded by `max_scalar` (a `,key:` or `key:` after it); bare values are
+bounded by `max_scalar`.
 """
 
 from __future__ import annotations
@@ -91,15 +98,11 @@ class GemmaLexer:
         self.dialect = dialect
         self._max = max_scalar
         d, c = re.escape(dialect.delimiter), re.escape(dialect.closer)
-        self._in_string = re.compile(f"{d}|{c}|,")
+        self._string_stops = re.compile(f"{d}|{c}|,")
         self._stops = re.compile(f"[,}}\\]]|{d}|{c}")
         self._stops_paren = re.compile(f"[,}}\\])]|{d}|{c}")
         self._partial = MarkerScanner([dialect.delimiter, dialect.closer])
         self._follow = ""  # inside a string: the characters after a delimiter that close it
-
-    @property
-    def in_string(self) -> bool:
-        return bool(self._follow)
 
     def read(self, text: str, pos: int, key: bool, follow: str) -> Token | None:
         """The token at `pos` (< len(text)); `key`: a key is expected; `follow`: the characters
@@ -184,7 +187,7 @@ class GemmaLexer:
         parts: list[str] = []
         run = i = pos
         while True:
-            m = self._in_string.search(text, i)
+            m = self._string_stops.search(text, i)
             if m is None:
                 cut = max(self._partial.releasable(text, i), i)
                 parts.append(text[run:cut])
