@@ -454,9 +454,6 @@ def test_template_ends_a_call_turn_with_the_tool_response_marker(g4_tokens):
     assert prompt.endswith("<|turn>model\n<|channel>thought\n<channel|>")
 
 
-@pytest.mark.xfail(
-    reason="needs /tmp/gemma_calls/shared.patch: detect.assistant_turn cuts the shared `<|`", strict=False
-)
 @pytest.mark.parametrize("name", ["google-gemma-4-31B-it", "google-gemma-4-31B-it-interleaved"])
 def test_detect_names_gemma_calls_for_gemma_4s_own_template(g4_tokens, model_template, name):
     from toolcall_parsers.detect import detect_template

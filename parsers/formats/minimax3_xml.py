@@ -50,8 +50,6 @@ a broken invoke, blocks without END, cut-off calls) is `xml_blocks`, the invoke'
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -63,6 +61,7 @@ from ..core.stream import NotACall
 from ..core.typed_values import decoded_string, type_value
 from ..core.xml_elements import ElementReader, open_tag_at
 from .minimax_xml import MiniMaxXmlStream
+from .schema_styles import styled_arguments
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import CALL, FIRST_FORMAT_STATE, XmlBlockTags
 
@@ -154,40 +153,14 @@ def write(calls: Sequence[Call]) -> str:
     return f"{START}\n{invokes}{END}"
 
 
-def _elements(request: ConstraintRequest, name: str) -> dict[str, Any]:
-    """A tool's arguments as xgrammar's `minimax_m3_xml` style renders its schema (namespaced elements
-    named by their keys), where that style can: it reads a schema without `properties` as the empty
-    object, and refuses one with an unconstrained member (an open object, `{}`, additionalProperties)
-    when the grammar is compiled. There, and for a tool that is not pinned, any text up to the
-    invoke's close: the envelope and the name are held, the arguments are read as written."""
-    schema = request.parameters(name)
-    if request.pins(name) and isinstance(schema.get("properties"), dict) and _style_takes(json.dumps(schema)):
-        return {"type": "json_schema", "json_schema": schema, "style": "minimax_m3_xml"}
-    return {"type": "any_text"}
-
-
-@functools.lru_cache(maxsize=256)
-def _style_takes(schema: str) -> bool:
-    try:
-        import xgrammar
-    except ImportError:  # no engine to constrain: the tag is only read, never compiled
-        return True
-    content = {"type": "json_schema", "json_schema": json.loads(schema), "style": "minimax_m3_xml"}
-    tag = {"type": "structural_tag", "format": {"type": "tag", "begin": "<", "content": content, "end": ">"}}
-    try:
-        xgrammar.Grammar.from_structural_tag(json.dumps(tag))
-    except Exception:  # xgrammar raises a bare RuntimeError naming the unsupported keyword
-        return False
-    return True
-
-
 def _invokes(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
-    """One `NS<invoke name="f">` tag per tool, its arguments as `_elements` holds them."""
+    """One `NS<invoke name="f">` tag per tool, its arguments in xgrammar's `minimax_m3_xml` style
+    (namespaced elements named by their keys) where it renders the schema (`schema_styles`)."""
     return [
         {
             "type": "tag",
             "begin": f'{NS}<invoke name="{name}">',
-            "content": _elements(request, name),
+            "content": styled_arguments(request, name, "minimax_m3_xml"),
             "end": f"{INVOKE_CLOSE}\n",
         }
         for name in names

@@ -62,6 +62,9 @@ class XmlBlockStream(FormatStream):
 
     tags: XmlBlockTags
     markup_space = ANY_SPACE
+    blockless = False
+    """Each call stands alone (GLM): START opens the call's NAME at once and CALL_CLOSE (which is
+    END) ends it, with no block around calls."""
 
     def __init__(
         self,
@@ -102,6 +105,9 @@ class XmlBlockStream(FormatStream):
             self._raw = [self.tags.start]
             self._block_calls = 0
             self._state = BLOCK
+            if self.blockless:
+                self._on_name = self._open_call
+                self._state = NAME
         return at
 
     # -- markup ----------------------------------------------------------------------------------
@@ -179,7 +185,7 @@ class XmlBlockStream(FormatStream):
         self._end_call(self._key, self._arguments)
         self._block_calls += 1
         self._raw = []
-        self._state = BLOCK
+        self._state = TEXT if self.blockless else BLOCK
 
     def _open_param(self, name: str, schema: Any = None) -> None:
         """A parameter's value begins, typed by `schema` where the tag says what the value is
@@ -237,12 +243,12 @@ class XmlBlockStream(FormatStream):
             self._text(text[pos:cut])
             return cut if cut > pos else None
         self._text(text[pos : m.start()])
-        if m.group() == self.tags.end:
+        if m.group() == self.tags.end and not self.blockless:
             self._raw = [self.tags.end]
             self._end_block()
         else:
             self._text(m.group())
-            self._state = BLOCK
+            self._state = TEXT if self.blockless else BLOCK
         return m.end()
 
     def _close(self) -> None:
