@@ -30,6 +30,7 @@ import gc
 import json
 import os
 import random
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -228,14 +229,35 @@ def passes(result: Any, expected: dict[str, Any]) -> bool:
     return ((content or "").strip() or None, got_calls) == (expected["content"], expected["calls"])
 
 
+CASE_SECONDS = 10
+"""A detector that takes longer on one case and mode fails it (SGLang's `gemma4` loops, growing,
+streaming `[[<|"|>a]b<|"|>, ..]`): the pass goes on."""
+
+
+class _CaseTimeout(Exception):
+    pass
+
+
+def _out_of_time(signum: int, frame: Any) -> None:
+    raise _CaseTimeout
+
+
 def passes_safely(name: str, tools: list[Any], text: str, mode: str, deltas: list[str], expected: Any) -> bool:
-    """`passes`, where a detector that raises fails the case (SGLang's `minimax-m3` raises a
-    TypeError on some malformed nesting) instead of ending the run."""
+    """`passes`, where a detector that raises (SGLang's `minimax-m3` raises a TypeError on some
+    malformed nesting) or runs past CASE_SECONDS fails the case instead of ending the run."""
+    previous = signal.signal(signal.SIGALRM, _out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
     try:
         return passes(client_result(name, tools, text, mode, deltas), expected)
+    except _CaseTimeout:
+        print(f"{name}: {mode}: no result in {CASE_SECONDS} s: {text[:60]!r}", file=sys.stderr)
+        return False
     except Exception as err:  # any detector bug is a failed case, named once
         print(f"{name}: {mode}: raised {type(err).__name__}: {err}", file=sys.stderr)
         return False
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def corpus_counts(formats: list[str], modes: tuple[str, ...] = MODES) -> dict[str, dict[str, Any]]:
