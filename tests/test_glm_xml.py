@@ -443,3 +443,21 @@ def test_markup_soup_never_raises_and_streams_as_it_parses(text, seed):
     result = build_result(reference)
     kept = (result.content or "") + "".join(c.name for c in result.calls)
     assert len(kept) <= len(text)
+
+
+def test_a_tokenizer_without_glms_tokens_is_named_once_at_start_up(glm_tokens, smollm2_dir, caplog):
+    """vLLM builds a tool parser per request: the check of the format's special tokens against the
+    served tokenizer logs once per tokenizer, naming the missing tokens; GLM's tokens: silent."""
+    pytest.importorskip("vllm")
+    from transformers import AutoTokenizer
+    from vllm.plugins import load_general_plugins
+    from vllm.tool_parsers import ToolParserManager
+
+    load_general_plugins()
+    cls = ToolParserManager.get_tool_parser("glm_xml")
+    plain = AutoTokenizer.from_pretrained(smollm2_dir)
+    with caplog.at_level("WARNING", logger="toolcall_parsers"):
+        for tokenizer in (plain, plain, glm_tokens):
+            cls(tokenizer, None)
+    warnings = [r.getMessage() for r in caplog.records if "has no single token" in r.getMessage()]
+    assert len(warnings) == 1 and "'<arg_key>'" in warnings[0] and "glm_xml" in warnings[0]

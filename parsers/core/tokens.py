@@ -6,7 +6,8 @@ request, and `get_vocab()` copies the whole vocabulary each time it is called.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import logging
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -31,6 +32,12 @@ class Vocabulary:
                     self._vocab = {}
             self._ids[text] = self._vocab.get(text)
         return self._ids[text]
+
+    @property
+    def listed(self) -> bool:
+        """Whether the tokenizer listed a vocabulary (a tokenizer that cannot says nothing)."""
+        self.token_id("")
+        return bool(self._vocab)
 
     def has(self, text: str) -> bool:
         """Whether `text` is one token of this tokenizer."""
@@ -58,3 +65,31 @@ def vocabulary(tokenizer: Any) -> Vocabulary | None:
     if tokenizer is None:
         return None
     return per_tokenizer(tokenizer, Vocabulary, lambda: Vocabulary(tokenizer))[0]
+
+
+def check_special_tokens(tokenizer: Any, format_name: str, tokens: Sequence[str]) -> list[str]:
+    """The format's special tokens that `tokenizer` does not have as single tokens, logged once per
+    tokenizer and format (an engine builds a parser per request): such a tokenizer is most likely
+    another family's, and the format's calls would be written as plain text the parser may still
+    read, but no model of the family writes that way. Never raises; an empty list when all are there
+    or the tokenizer cannot list its vocabulary."""
+    if tokenizer is None or not tokens:
+        return []
+    vocab = vocabulary(tokenizer)
+    if vocab is None or not vocab.listed:
+        return []
+    missing = [token for token in tokens if not vocab.has(token)]
+
+    def warn() -> bool:
+        if missing:
+            logging.getLogger("toolcall_parsers").warning(
+                "%s: the served tokenizer has no single token for %s, which this format's models have; "
+                "check that --tool-call-parser %s fits the model",
+                format_name,
+                ", ".join(repr(t) for t in missing),
+                format_name,
+            )
+        return True
+
+    per_tokenizer(tokenizer, ("special tokens checked", format_name), warn)
+    return missing

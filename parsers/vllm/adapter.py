@@ -42,7 +42,7 @@ from xgrammar import StructuralTag
 from ..core.events import Event, build_result
 from ..core.fold import CallRecords, Folded, finished_records
 from ..core.stream import FormatStream
-from ..core.tokens import vocabulary
+from ..core.tokens import check_special_tokens, vocabulary
 from ..core.tools import ToolIndex
 from ..formats import ConstraintRequest, Format, get_format
 
@@ -84,6 +84,7 @@ class FormatToolParser(ToolParser):
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
         self._format: Format = get_format(self.format_name)
+        check_special_tokens(tokenizer, self.format_name, self._format.special_tokens)
         self._stream: FormatStream | None = None
         self._passthrough = False
         self._records = CallRecords(self)
