@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.ids import IdFactory
@@ -61,17 +62,55 @@ from .schema_styles import styled_arguments
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import FIRST_FORMAT_STATE, VALUE, XmlBlockStream, XmlBlockTags, raw_value
 
-START, END = "<tool_call>", "</tool_call>"
-KEY_OPEN, KEY_CLOSE = "<arg_key>", "</arg_key>"
-VALUE_OPEN, VALUE_CLOSE = "<arg_value>", "</arg_value>"
-TAGS = XmlBlockTags(START, END, START, END, KEY_OPEN, call_word="call")
-VALUE_ENDS = (ValueEnd(VALUE_CLOSE, followers=(KEY_OPEN, END)),)
-"""`</arg_value>` ends a value only before the next key or the call's close (`core.xml_parameters`)."""
 
-_KEY_DONE = FIRST_FORMAT_STATE  # after `</arg_key>`: whitespace, then `<arg_value>` (or the value itself)
-_NAME_TAGS = (KEY_OPEN, END, KEY_CLOSE)
-_AFTER_KEY = (VALUE_OPEN, KEY_OPEN, KEY_CLOSE, VALUE_CLOSE, START, END)
-"""After a key, `<arg_value>`; any other tag of the format there means the call is broken."""
+@dataclass(frozen=True)
+class KeyValueTags:
+    """The tags of the key-and-value family: GLM's, and Hunyuan's (the same tags with a suffix in
+    each, inside a block, a separator after the name in v3)."""
+
+    call_open: str = "<tool_call>"
+    call_close: str = "</tool_call>"
+    key_open: str = "<arg_key>"
+    key_close: str = "</arg_key>"
+    value_open: str = "<arg_value>"
+    value_close: str = "</arg_value>"
+    block: tuple[str, str] | None = None
+    """The tags around a turn's calls (Hunyuan's `<tool_calls>`); None: each call stands alone."""
+    name_separator: str | None = None
+    """A tag between the name and the first key (Hunyuan v3's `<tool_sep>`), read as markup."""
+
+    @property
+    def machine(self) -> XmlBlockTags:
+        start, end = self.block or (self.call_open, self.call_close)
+        return XmlBlockTags(start, end, self.call_open, self.call_close, self.key_open, call_word="call")
+
+    @property
+    def value_ends(self) -> tuple[ValueEnd, ...]:
+        """The value's close ends it only before the next key or the call's close."""
+        return (ValueEnd(self.value_close, followers=(self.key_open, self.call_close)),)
+
+    @property
+    def name_ends(self) -> tuple[str, ...]:
+        separator = (self.name_separator,) if self.name_separator else ()
+        return (self.key_open, self.call_close, self.key_close, *separator)
+
+    @property
+    def after_key(self) -> tuple[str, ...]:
+        """After a key, the value's open; any other tag of the format there means the call is broken."""
+        return (self.value_open, self.key_open, self.key_close, self.value_close, self.call_open, self.call_close)
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        extra = [*(self.block or ()), *((self.name_separator,) if self.name_separator else ())]
+        return (*extra[:1], self.call_open, self.call_close, self.key_open, self.key_close, self.value_open,
+                self.value_close, *extra[1:])  # fmt: skip
+
+
+GLM = KeyValueTags()
+START, END = GLM.call_open, GLM.call_close
+KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE = GLM.key_open, GLM.key_close, GLM.value_open, GLM.value_close
+
+_KEY_DONE = FIRST_FORMAT_STATE  # after a key's close: whitespace, then the value's open (or the value itself)
 _NOT_A_NAME = re.compile(r"""[\s"'{}<>]""")
 
 
@@ -80,7 +119,8 @@ class GlmXmlStream(XmlBlockStream):
     without blocks; this reads NAME and KEY and the tag between a key and its value)."""
 
     format_name = "glm_xml"
-    tags = TAGS
+    kv = GLM
+    tags = GLM.machine
     blockless = True
 
     def __init__(
@@ -90,7 +130,7 @@ class GlmXmlStream(XmlBlockStream):
         *,
         think_markers: ThinkMarkers = ("<think>", "</think>"),
     ) -> None:
-        super().__init__(tools, id_factory, think_markers, VALUE_ENDS)
+        super().__init__(tools, id_factory, think_markers, self.kv.value_ends)
         self._readers[_KEY_DONE] = self._scan_key_done
 
     def _scan_name(self, text: str, pos: int) -> int | None:
@@ -104,13 +144,13 @@ class GlmXmlStream(XmlBlockStream):
         end = self._run_end(text, pos, "\n<")
         if end is None:
             return None
-        tag = "" if text[end] == "\n" else self._literal_at(text, end, _NAME_TAGS)
+        tag = "" if text[end] == "\n" else self._literal_at(text, end, self.kv.name_ends)
         if tag is None:
             return None
         if text[end] == "<" and not tag:
             raise NotACall(f"a {text[end : end + 12]!r} in the tool's name")
         run = text[pos:end].strip()
-        if tag == KEY_CLOSE:
+        if tag == self.kv.key_close:
             name, key = self._split_name_and_key(run)
             self._raw.append(text[pos : end + len(tag)])
             self._named(name)
@@ -119,8 +159,9 @@ class GlmXmlStream(XmlBlockStream):
         if _NOT_A_NAME.search(run):
             raise NotACall(f"{run[:40]!r} is not a tool name")
         self._named(run)
-        self._raw.append(text[pos:end])
-        return end
+        at = end + len(tag) if tag == self.kv.name_separator else end
+        self._raw.append(text[pos:at])
+        return at
 
     def _split_name_and_key(self, run: str) -> tuple[str, str]:
         """A call whose first `<arg_key>` was dropped: NAME and KEY, where they can be told apart."""
@@ -143,7 +184,7 @@ class GlmXmlStream(XmlBlockStream):
         end = self._run_end(text, pos, "<")
         if end is None:
             return None
-        tag = self._literal_at(text, end, (KEY_CLOSE,))
+        tag = self._literal_at(text, end, (self.kv.key_close,))
         if tag is None:
             return None
         if not tag:
@@ -175,10 +216,10 @@ class GlmXmlStream(XmlBlockStream):
         `</arg_key>`) means the key has no value: the call breaks."""
         if (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at
-        tag = self._literal_at(text, pos, _AFTER_KEY)
+        tag = self._literal_at(text, pos, self.kv.after_key)
         if tag is None:
             return None
-        if tag and tag != VALUE_OPEN:
+        if tag and tag != self.kv.value_open:
             raise NotACall(f"{tag!r} where the key {self._param!r} wants its value")
         if tag:
             self._raw.append(tag)
@@ -232,8 +273,8 @@ FORMAT = Format(
     "<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> (GLM-4.5 to 5.x, Ling 3)",
     GlmXmlStream,
     write,
-    markers=(START, END, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE),
-    special_tokens=(START, END, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE),  # added tokens in GLM's vocabulary
+    markers=GLM.markers,
+    special_tokens=GLM.markers,  # added tokens in GLM's vocabulary
     required=required_constraint,
     auto=auto_constraint,
     writes_name=_writes_name,
