@@ -175,3 +175,31 @@ def render_template(tokenizer: Any, fmt: str, messages: list[dict[str, Any]], **
     `apply_chat_template`."""
     template = get_format(fmt).template_path.read_text(encoding="utf-8")
     return tokenizer.apply_chat_template(messages, chat_template=template, tokenize=False, **kwargs)
+
+
+def through_sglang_reasoning(
+    reasoning: str, fmt: str, tools: Any, text: str, chunkings: Iterable[Sequence[str]], **reasoning_options: Any
+) -> tuple[str | None, str | None, list[tuple[str, Any]]]:
+    """SGLang's reasoning parser `reasoning` in front of our detector `fmt`, as its serving layer
+    chains them: the finished (reasoning, normal text, [(name, arguments)]), after checking that
+    streaming `text` in each of `chunkings` gives the same. `tools` are SGLang's tool objects."""
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    thought, content = ReasoningParser(reasoning, **reasoning_options).parse_non_stream(text)
+    normal, calls = FunctionCallParser(tools, fmt).parse_non_stream(content or "")
+    finished = (thought or None, normal or None, [(c.name, json.loads(c.parameters)) for c in calls])
+    for chunks in chunkings:
+        reasoner, detector = ReasoningParser(reasoning, **reasoning_options), FunctionCallParser(tools, fmt)
+        thought, normal, items = "", "", []
+        for chunk in chunks:
+            piece_thought, piece_content = reasoner.parse_stream_chunk(chunk)
+            thought += piece_thought or ""
+            piece_normal, piece_items = detector.parse_stream_chunk(piece_content or "")
+            normal, items = normal + piece_normal, items + piece_items
+        piece_normal, piece_items = detector.parse_stream_end()
+        normal, items = normal + piece_normal, items + piece_items
+        arguments = "".join(item.parameters for item in items)
+        named = [(item.name, json.loads(arguments)) for item in items if item.name]
+        assert (thought or None, normal or None, named) == finished, list(chunks)
+    return finished

@@ -24,6 +24,7 @@ from helpers import (
     spy_on_readers,
     summary,
     tag_grammar,
+    through_sglang_reasoning,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -520,29 +521,12 @@ SGLANG_CASES = [
 
 @pytest.mark.parametrize(("text", "expected"), SGLANG_CASES, ids=["closed", "inside", "none"])
 def test_with_sglangs_gemma4_reasoning_parser(text, expected):
-    from sglang.srt.function_call.function_call_parser import FunctionCallParser
-    from sglang.srt.parser.reasoning_parser import ReasoningParser
     from sglang.srt.plugins import load_plugins
     from test_sglang_adapter import sglang_tools
 
     load_plugins()
-    tools = sglang_tools(TOOLS)
-    reasoning, content = ReasoningParser("gemma4").parse_non_stream(text)
-    normal, calls = FunctionCallParser(tools, "gemma_calls").parse_non_stream(content or "")
-    finished = (reasoning or None, normal or None, [(c.name, json.loads(c.parameters)) for c in calls])
-    for size in (1, 3, 7, len(text)):
-        rp, fp = ReasoningParser("gemma4"), FunctionCallParser(tools, "gemma_calls")
-        r, n, items = "", "", []
-        for at in range(0, len(text), size):
-            piece_r, piece_c = rp.parse_stream_chunk(text[at : at + size])
-            r += piece_r or ""
-            piece_n, piece_items = fp.parse_stream_chunk(piece_c or "")
-            n, items = n + piece_n, items + piece_items
-        for piece_n, piece_items in (fp.parse_stream_end(),):
-            n, items = n + piece_n, items + piece_items
-        args = "".join(i.parameters for i in items)
-        streamed = (r or None, n or None, [(i.name, json.loads(args)) for i in items if i.name])
-        assert streamed == finished, size
+    chunkings = [[text[at : at + size] for at in range(0, len(text), size)] for size in (1, 3, 7, len(text))]
+    finished = through_sglang_reasoning("gemma4", "gemma_calls", sglang_tools(TOOLS), text, chunkings)
     assert finished[:2] == expected[:2] and len(finished[2]) == expected[2]
 
 

@@ -21,6 +21,7 @@ from helpers import (
     run_chunks,
     summary,
     tag_grammar,
+    through_sglang_reasoning,
     tokenizer_chunks,
 )
 from hypothesis import HealthCheck, given, settings
@@ -370,29 +371,12 @@ def test_with_vllms_glm45_reasoning_parser(glm_tokens, text, expected):
 
 @pytest.mark.parametrize(("text", "expected"), REASONING_CASES, ids=["closed", "opened by the prompt", "empty"])
 def test_with_sglangs_glm45_reasoning_parser(glm_tokens, text, expected):
-    from sglang.srt.function_call.function_call_parser import FunctionCallParser
-    from sglang.srt.parser.reasoning_parser import ReasoningParser
     from sglang.srt.plugins import load_plugins
     from test_sglang_adapter import sglang_tools
 
     load_plugins()
-    tools = sglang_tools(TOOLS)
-    reasoning, content = ReasoningParser("glm45", force_reasoning=True).parse_non_stream(text)
-    normal, calls = FunctionCallParser(tools, "glm_xml").parse_non_stream(content or "")
-    finished = (reasoning or None, normal or None, [(c.name, json.loads(c.parameters)) for c in calls])
-    for chunks in (tokenizer_chunks(glm_tokens, text), list(text)):
-        rp, fp = ReasoningParser("glm45", force_reasoning=True), FunctionCallParser(tools, "glm_xml")
-        r, n, items = "", "", []
-        for chunk in chunks:
-            piece_r, piece_c = rp.parse_stream_chunk(chunk)
-            r += piece_r or ""
-            piece_n, piece_items = fp.parse_stream_chunk(piece_c or "")
-            n, items = n + piece_n, items + piece_items
-        piece_n, piece_items = fp.parse_stream_end()
-        n, items = n + piece_n, items + piece_items
-        args = "".join(i.parameters for i in items)
-        streamed = (r or None, n or None, [(i.name, json.loads(args)) for i in items if i.name])
-        assert streamed == finished, chunks
+    chunkings = [tokenizer_chunks(glm_tokens, text), list(text)]
+    finished = through_sglang_reasoning("glm45", "glm_xml", sglang_tools(TOOLS), text, chunkings, force_reasoning=True)
     assert finished == (*expected, [("get_weather", {"city": "Oslo"})])
 
 

@@ -25,6 +25,7 @@ from helpers import (
     spy_on_readers,
     summary,
     tag_grammar,
+    through_sglang_reasoning,
     tokenizer_chunks,
 )
 from hypothesis import HealthCheck, given, settings
@@ -511,32 +512,14 @@ def test_with_sglangs_minimax_m3_reasoning_parser(m3_tokens, text, expected):
     """As vLLM's, streamed by M3's token deltas and by fixed sizes; except that SGLang's own reasoning
     parser keeps a stray `</mm:think>` as content when it arrives split (SGLang 0.5.23, not ours), so
     that case streams by tokens only (the closer is one token there)."""
-    from sglang.srt.function_call.function_call_parser import FunctionCallParser
-    from sglang.srt.parser.reasoning_parser import ReasoningParser
     from sglang.srt.plugins import load_plugins
     from test_sglang_adapter import sglang_tools
 
     load_plugins()
-    tools = sglang_tools(TOOLS)
-    reasoning, content = ReasoningParser("minimax-m3").parse_non_stream(text)
-    normal, calls = FunctionCallParser(tools, "minimax3_xml").parse_non_stream(content or "")
-    finished = (reasoning or None, normal or None, [(c.name, json.loads(c.parameters)) for c in calls])
     chunkings = [tokenizer_chunks(m3_tokens, text)]
     if not text.startswith("</mm:think>"):
         chunkings += [[text[at : at + size] for at in range(0, len(text), size)] for size in (1, 3, 7)]
-    for chunks in chunkings:
-        rp, fp = ReasoningParser("minimax-m3"), FunctionCallParser(tools, "minimax3_xml")
-        r, n, items = "", "", []
-        for chunk in chunks:
-            piece_r, piece_c = rp.parse_stream_chunk(chunk)
-            r += piece_r or ""
-            piece_n, piece_items = fp.parse_stream_chunk(piece_c or "")
-            n, items = n + piece_n, items + piece_items
-        for piece_n, piece_items in (fp.parse_stream_end(),):
-            n, items = n + piece_n, items + piece_items
-        args = "".join(i.parameters for i in items)
-        streamed = (r or None, n or None, [(i.name, json.loads(args)) for i in items if i.name])
-        assert streamed == finished, chunks
+    finished = through_sglang_reasoning("minimax-m3", "minimax3_xml", sglang_tools(TOOLS), text, chunkings)
     want = [] if CALL in (expected[0] or "") else [("get_weather", {"city": "Oslo"})]
     assert finished == (*expected, want)
 
