@@ -264,6 +264,11 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     return {"type": "structural_tag", "format": triggered}
 
 
+def _may_need_declared_tools(text: str) -> bool:
+    """A call whose first `<arg_key>` was dropped is read only by its declared tool's name."""
+    return KEY_CLOSE in text and START in text
+
+
 def _writes_name(name: str) -> bool:
     return _NOT_A_NAME.search(name) is None
 
@@ -278,6 +283,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=_writes_name,
+    needs_declared_tools=_may_need_declared_tools,
     typed_values=True,
     vllm_names=("glm45", "glm47", "ling3"),
     sglang_names=("glm", "glm45", "glm47", "ling3"),
