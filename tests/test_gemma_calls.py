@@ -582,3 +582,28 @@ def test_any_markup_soup_keeps_the_invariants(text, seed):
     if not any(isinstance(e, CallStart) for e in events):
         kept = "".join(e.text for e in events if isinstance(e, Text))
         assert kept == text.strip()
+
+
+def test_a_call_past_the_size_bound_is_read_once_to_its_end(monkeypatch):
+    """A string that never closes holds every later opener. Past TOOLCALL_PARSERS_MAX_CALL_CHARS the
+    call is text, read on to its end, not re-read from where the bound was crossed (which read the
+    rest once per opener: quadratic, 10 MB took hours)."""
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_CALL_CHARS", "200")
+    text = f"<|tool_call>call:save{{content:{Q}x<\n" * 300 + call("get_weather", f"city:{s('Oslo')}")
+    read = []
+    original = GemmaCallsStream._scan_args
+
+    def counted(self, chunk, pos):
+        end = original(self, chunk, pos)
+        read.append((end or pos) - pos)
+        return end
+
+    monkeypatch.setattr(GemmaCallsStream, "_scan_args", counted)
+    result = both_paths("gemma_calls", text, TOOLS)
+    assert (result.content, result.calls) == (text, [])
+    read.clear()
+    parse(text)
+    assert sum(read) <= len(text)
+    bounded = f"<|tool_call>call:save{{content:{s('y' * 300)}}}<tool_call|>" + call("get_weather", f"city:{s('Oslo')}")
+    result = both_paths("gemma_calls", bounded, TOOLS)
+    assert [c.name for c in result.calls] == ["get_weather"] and result.content.endswith("<tool_call|>")
