@@ -607,3 +607,18 @@ def test_a_call_past_the_size_bound_is_read_once_to_its_end(monkeypatch):
     bounded = f"<|tool_call>call:save{{content:{s('y' * 300)}}}<tool_call|>" + call("get_weather", f"city:{s('Oslo')}")
     result = both_paths("gemma_calls", bounded, TOOLS)
     assert [c.name for c in result.calls] == ["get_weather"] and result.content.endswith("<tool_call|>")
+
+
+@pytest.mark.parametrize(
+    ("text", "broken"),
+    [
+        (f"<|tool_call>call:f{{k:[]{Q}<|tool_call>call:f{{b:1}}<tool_call|>", f"<|tool_call>call:f{{k:[]{Q}"),
+        (f"<|tool_call>call:g{{a{Q}<|tool_call>call:f{{b:1}}<tool_call|>", f"<|tool_call>call:g{{a{Q}"),
+    ],
+    ids=["after a value", "after a key"],
+)
+def test_a_delimiter_where_no_string_belongs_breaks_the_call_there_in_any_chunking(text, broken):
+    """The break is at the delimiter, a place the text fixes, not at the end of however much string
+    the feed had: the next call counts whether the text came whole or a character at a time."""
+    result = both_paths("gemma_calls", text, None)
+    assert result.content == broken and [(c.name, c.arguments) for c in result.calls] == [("f", {"b": 1})]

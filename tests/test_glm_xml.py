@@ -445,3 +445,18 @@ def test_a_tokenizer_without_glms_tokens_is_named_once_at_start_up(glm_tokens, s
             cls(tokenizer, None)
     warnings = [r.getMessage() for r in caplog.records if "has no single token" in r.getMessage()]
     assert len(warnings) == 1 and "'<arg_key>'" in warnings[0] and "glm_xml" in warnings[0]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "<tool_call>get_weather<arg_key></arg_key><arg_value>x</arg_value></tool_call>",  # an empty key
+        "<tool_call>get_weather<arg_key>  </arg_key><arg_value>x</arg_value></tool_call>",
+        "<tool_call>unknown city</arg_key><arg_value>x</arg_value></tool_call>",  # refused: not declared
+    ],
+)
+def test_a_call_refused_at_its_key_comes_back_once(bad, monkeypatch):
+    """A key or a dropped-key run refused when it is opened is text once, not kept and read again."""
+    monkeypatch.setenv("TOOLCALL_PARSERS_UNDECLARED_TOOLS", "text")
+    result = both(bad + call("get_weather", arg("city", "Oslo")))
+    assert (result.content, calls_of(result)) == (bad, [("get_weather", {"city": "Oslo"})])

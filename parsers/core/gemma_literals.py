@@ -285,6 +285,8 @@ class GemmaArguments:
         if kind == "bad":
             raise GemmaSyntaxError(value, end)
         if kind in ("str", "strend", "strcut", "strnext"):
+            if top.expect not in (_VALUE, _KEY_NEXT):  # broken at the delimiter: where the text says,
+                raise GemmaSyntaxError("a string where a ',' or a closing bracket belongs", start)  # not the feed
             self._string_piece(top, value, kind != "str", end)
             if kind in ("strcut", "strnext"):  # a `,` taken, or implied
                 self.missed += 1

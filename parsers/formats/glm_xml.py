@@ -150,11 +150,11 @@ class GlmXmlStream(XmlBlockStream):
         if text[end] == "<" and not tag:
             raise NotACall(f"a {text[end : end + 12]!r} in the tool's name")
         run = text[pos:end].strip()
-        if tag == self.kv.key_close:
+        if tag == self.kv.key_close:  # kept only once opened: a refusal reads the run again as text
             name, key = self._split_name_and_key(run)
-            self._raw.append(text[pos : end + len(tag)])
             self._named(name)
             self._open_key(key)
+            self._raw.append(text[pos : end + len(tag)])
             return end + len(tag)
         if _NOT_A_NAME.search(run):
             raise NotACall(f"{run[:40]!r} is not a tool name")
@@ -189,8 +189,8 @@ class GlmXmlStream(XmlBlockStream):
             return None
         if not tag:
             raise NotACall(f"a {text[end : end + 12]!r} in an argument's key")
+        self._open_key(text[pos:end].strip())  # before the key is kept: a refusal reads it again as text
         self._raw.append(text[pos : end + len(tag)])
-        self._open_key(text[pos:end].strip())
         return end + len(tag)
 
     def _run_end(self, text: str, pos: int, stops: str) -> int | None:
