@@ -605,3 +605,20 @@ def test_template_declares_the_tools(m3_tokens):
                           add_generation_prompt=True)  # fmt: skip
     assert out.startswith("]~!b[]~b]system\n") and "]~b]developer\nYou are a helpful assistant.\n\n# Tools\n" in out
     assert out.endswith("]~b]user\nWeather?[e~[\n]~b]ai\n")
+
+
+def test_sglang_finished_reads_a_string_holding_element_lookalikes_as_streamed():
+    """SGLang asks `has_tool_call` without the tools; with them a string value may hold what reads
+    as a child element without a schema, so the finished response must be parsed with them."""
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from sglang.srt.plugins import load_plugins
+    from test_sglang_adapter import sglang_tools
+
+    load_plugins()
+    text = write([("create_order", {"note": f"{NS}<b>1{NS}</b>"})])
+    tools = sglang_tools(TOOLS)
+    normal, calls = FunctionCallParser(tools, "minimax3_xml").parse_non_stream(text)
+    assert (normal, [(c.name, json.loads(c.parameters)) for c in calls]) == (
+        "",
+        [("create_order", {"note": f"{NS}<b>1{NS}</b>"})],
+    )

@@ -207,6 +207,12 @@ def _writes_value(value: Any, top: bool = True) -> bool:
     return top or not isinstance(value, str) or type_value(value, None) == value
 
 
+def _may_need_declared_tools(text: str) -> bool:
+    """Whether a block may read differently with the request's schemas: a string-typed value may
+    hold what reads as a child element without a schema (SGLang asks without the tools)."""
+    return START in text
+
+
 FORMAT = Format(
     "minimax3_xml",
     f'{START}{NS}<invoke name="f">{NS}<k>v{NS}</k>{INVOKE_CLOSE}{END} (MiniMax-M3; elements nest)',
@@ -217,6 +223,7 @@ FORMAT = Format(
     auto=auto_constraint,
     writes_name=_writes_name,
     writes_value=_writes_value,
+    needs_declared_tools=_may_need_declared_tools,
     typed_values=True,
     vllm_names=("minimax_m3",),
     sglang_names=("minimax-m3",),
