@@ -25,19 +25,21 @@ class Vocabulary:
         """The id of `text` when the tokenizer has it as one token, else None (also when the
         tokenizer cannot list its vocabulary)."""
         if text not in self._ids:
-            if self._vocab is None:
-                try:
-                    self._vocab = self._tokenizer.get_vocab()
-                except Exception:
-                    self._vocab = {}
-            self._ids[text] = self._vocab.get(text)
+            self._ids[text] = self._listing().get(text)
         return self._ids[text]
 
     @property
     def listed(self) -> bool:
         """Whether the tokenizer listed a vocabulary (a tokenizer that cannot says nothing)."""
-        self.token_id("")
-        return bool(self._vocab)
+        return bool(self._listing())
+
+    def _listing(self) -> dict[str, int]:
+        if self._vocab is None:
+            try:
+                self._vocab = self._tokenizer.get_vocab()
+            except Exception:
+                self._vocab = {}
+        return self._vocab
 
     def has(self, text: str) -> bool:
         """Whether `text` is one token of this tokenizer."""
@@ -68,28 +70,24 @@ def vocabulary(tokenizer: Any) -> Vocabulary | None:
 
 
 def check_special_tokens(tokenizer: Any, format_name: str, tokens: Sequence[str]) -> list[str]:
-    """The format's special tokens that `tokenizer` does not have as single tokens, logged once per
-    tokenizer and format (an engine builds a parser per request): such a tokenizer is most likely
-    another family's, and the format's calls would be written as plain text the parser may still
-    read, but no model of the family writes that way. Never raises; an empty list when all are there
-    or the tokenizer cannot list its vocabulary."""
+    """The format's special tokens that `tokenizer` does not have as single tokens, found and logged
+    once per tokenizer and format (an engine builds a parser per request): such a tokenizer is most
+    likely another family's, whose model would write the markers as plain text. Never raises; an
+    empty list when all are there or the tokenizer cannot list its vocabulary."""
     if tokenizer is None or not tokens:
         return []
-    vocab = vocabulary(tokenizer)
-    if vocab is None or not vocab.listed:
-        return []
-    missing = [token for token in tokens if not vocab.has(token)]
 
-    def warn() -> bool:
-        if missing:
-            logging.getLogger("toolcall_parsers").warning(
-                "%s: the served tokenizer has no single token for %s, which this format's models have; "
-                "check that --tool-call-parser %s fits the model",
-                format_name,
-                ", ".join(repr(t) for t in missing),
-                format_name,
-            )
-        return True
+    def find_missing() -> list[str]:
+        vocab = vocabulary(tokenizer)
+        return [token for token in tokens if not vocab.has(token)] if vocab is not None and vocab.listed else []
 
-    per_tokenizer(tokenizer, ("special tokens checked", format_name), warn)
+    missing, found_now = per_tokenizer(tokenizer, ("missing special tokens", format_name), find_missing)
+    if found_now and missing:
+        logging.getLogger("toolcall_parsers").warning(
+            "%s: the served tokenizer has no single token for %s, which this format's models have; "
+            "check that --tool-call-parser %s fits the model",
+            format_name,
+            ", ".join(repr(t) for t in missing),
+            format_name,
+        )
     return missing
