@@ -49,6 +49,7 @@ policy shows a call). The machine is `xml_blocks` without blocks; values are `co
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,27 +80,27 @@ class KeyValueTags:
     name_separator: str | None = None
     """A tag between the name and the first key (Hunyuan v3's `<tool_sep>`), read as markup."""
 
-    @property
+    @functools.cached_property
     def machine(self) -> XmlBlockTags:
         start, end = self.block or (self.call_open, self.call_close)
         return XmlBlockTags(start, end, self.call_open, self.call_close, self.key_open, call_word="call")
 
-    @property
+    @functools.cached_property
     def value_ends(self) -> tuple[ValueEnd, ...]:
         """The value's close ends it only before the next key or the call's close."""
         return (ValueEnd(self.value_close, followers=(self.key_open, self.call_close)),)
 
-    @property
+    @functools.cached_property
     def name_ends(self) -> tuple[str, ...]:
         separator = (self.name_separator,) if self.name_separator else ()
         return (self.key_open, self.call_close, self.key_close, *separator)
 
-    @property
+    @functools.cached_property
     def after_key(self) -> tuple[str, ...]:
         """After a key, the value's open; any other tag of the format there means the call is broken."""
         return (self.value_open, self.key_open, self.key_close, self.value_close, self.call_open, self.call_close)
 
-    @property
+    @functools.cached_property
     def markers(self) -> tuple[str, ...]:
         extra = [*(self.block or ()), *((self.name_separator,) if self.name_separator else ())]
         return (*extra[:1], self.call_open, self.call_close, self.key_open, self.key_close, self.value_open,
