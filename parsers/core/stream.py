@@ -59,6 +59,37 @@ class NotACall(Exception):
         self.pos = pos
 
 
+class DeferredBound:
+    """A call's argument fragments, sent on until one passes the call's size bound. Past it nothing
+    more is sent, and the break waits for the end of the value or call (`check`): a place the text
+    fixes, so every chunking breaks the call at the same place and its text is read once."""
+
+    __slots__ = ("_reason", "_send")
+
+    def __init__(self, send: Callable[[str], None]) -> None:
+        self._send = send
+        self._reason: str | None = None
+
+    def reset(self) -> None:
+        self._reason = None
+
+    @property
+    def passed(self) -> bool:
+        return self._reason is not None
+
+    def send(self, fragment: str) -> None:
+        if self._reason is None:
+            try:
+                self._send(fragment)
+            except NotACall as err:
+                self._reason = str(err)
+
+    def check(self, pos: int | None = None) -> None:
+        """Raise NotACall (with `pos`, where reading goes on) if the bound was passed."""
+        if self._reason is not None:
+            raise NotACall(self._reason, pos)
+
+
 @dataclass(slots=True)
 class _HeldCall:
     """A call whose events wait for the streaming policy's decision."""

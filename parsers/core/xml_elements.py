@@ -46,7 +46,7 @@ from typing import Any
 from .json_lexer import json_text
 from .limits import Limits
 from .markers import literal_at
-from .stream import ANY_SPACE, NotACall
+from .stream import ANY_SPACE, DeferredBound, NotACall
 from .typed_values import SchemaFacts, ValueWriter, decoded_string, type_value
 
 _ANGLE = re.compile("[<>]")
@@ -107,7 +107,7 @@ class ElementReader:
         self._facts = SchemaFacts()
         self._stack: list[_Frame] = []
         self._closing: list[str] | None = None  # a close tag and whitespace, waiting for NS
-        self._oversize: str | None = None
+        self._bound = DeferredBound(send)  # the arguments' size bound, acted on where the element ends
         self._value: Any = None  # the top-level element's value, once it closed
 
     def begin(self, key: str, schema: Any) -> None:
@@ -116,7 +116,7 @@ class ElementReader:
         writer = ValueWriter(schema, self._limits) if literal else None
         self._stack = [_Frame(key, schema, literal, writer)]
         self._closing = None
-        self._oversize = None
+        self._bound.reset()
 
     def pending(self) -> str:
         """Text read but not kept yet: a close tag (and whitespace) still being judged."""
@@ -204,11 +204,7 @@ class ElementReader:
         frame = self._stack[-1]
         if frame.writer is not None:
             fragment = frame.writer.feed(text)
-            if self._oversize is None:
-                try:
-                    self._send(fragment)
-                except NotACall as err:  # acted on where the value ends: a place the text fixes
-                    self._oversize = str(err)
+            self._bound.send(fragment)
             return
         if not frame.literal and not frame.has_text and not text.isspace():
             if frame.children:
@@ -226,8 +222,7 @@ class ElementReader:
             self._stack[-1].children.append((decoded_string(frame.key), self._value_of(frame)))
             return False
         try:
-            if self._oversize is not None:
-                raise NotACall(self._oversize)
+            self._bound.check()
             if frame.writer is not None:
                 fragment, self._value = frame.writer.finish()
             else:

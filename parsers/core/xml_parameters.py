@@ -36,7 +36,7 @@ from typing import Any
 from .limits import Limits
 from .lines import HeldBreak, break_at, trailing_break
 from .markers import MarkerScanner, literal_at
-from .stream import ANY_SPACE, NotACall
+from .stream import ANY_SPACE, DeferredBound, NotACall
 from .typed_values import ValueWriter
 
 
@@ -86,7 +86,7 @@ class ParameterValueReader:
         self._crlf = False  # the value opened with a `\r\n`: a closing one is framing too
         self._end: ValueEnd | None = None  # an end tag read, waiting for what follows it
         self._closing: list[str] = []  # that tag and the whitespace after it, not yet known as markup
-        self._oversize: str | None = None  # the arguments passed their bound inside this value
+        self._bound = DeferredBound(send)  # the arguments' size bound, acted on where the value ends
 
     def begin(self, schema: Any) -> None:
         """A new value, typed by `schema` (None: no schema)."""
@@ -97,7 +97,7 @@ class ParameterValueReader:
         self._crlf = False
         self._end = None
         self._closing = []
-        self._oversize = None
+        self._bound.reset()
 
     def pending(self) -> str:
         """Text read but neither kept nor sent: an end tag (and whitespace) still being judged."""
@@ -188,11 +188,7 @@ class ParameterValueReader:
             return
         assert self._writer is not None
         fragment = self._writer.feed(text)
-        if self._oversize is None:
-            try:
-                self._send(fragment)
-            except NotACall as err:  # acted on where the value ends: a place the text fixes
-                self._oversize = str(err)
+        self._bound.send(fragment)
 
     def _close(self, resume: int | None) -> Any:
         """The value is complete (a trailing newline waiting is framing): send the rest of its JSON
@@ -201,8 +197,7 @@ class ParameterValueReader:
         self._end = None
         assert writer is not None
         try:
-            if self._oversize is not None:
-                raise NotACall(self._oversize)
+            self._bound.check()
             fragment, value = writer.finish()
             self._send(fragment)
         except NotACall as err:

@@ -60,7 +60,7 @@ from typing import Any
 from ..core.gemma_literals import ArgumentsGrammar, Dialect, GemmaArguments, GemmaSyntaxError
 from ..core.ids import IdFactory
 from ..core.outside import OutsideCalls, ThinkMarkers
-from ..core.stream import FormatStream, NotACall, shorten
+from ..core.stream import DeferredBound, FormatStream, NotACall, shorten
 from .spec import Call, ConstraintRequest, Format
 
 TOOL_CALL, TOOL_CALL_END, DELIM = "<|tool_call>", "<tool_call|>", '<|"|>'
@@ -94,7 +94,7 @@ class GemmaCallsStream(FormatStream):
         self._raw: list[str] = []  # the call's text so far: text again if it breaks
         self._args: GemmaArguments | None = None
         self._key = -1
-        self._oversize: str | None = None  # the arguments passed their bound: the call is text at its end
+        self._bound = DeferredBound(self._send_now)  # the arguments' bound, acted on at the call's end
         self._readers = {
             _TEXT: self._scan_text,
             _HEAD: self._scan_head,
@@ -132,7 +132,7 @@ class GemmaCallsStream(FormatStream):
         if not name or bracket not in "{(":
             raise NotACall(f"no '{{' after the tool name {shorten(name)}", end)
         self._key = self._start_call(name)
-        self._oversize = None
+        self._bound.reset()
         self._args = GemmaArguments(self._dialect, bracket, self.tools.schemas.get(name), self._send_args, self.limits)
         if bracket == "(":
             self._warn(f"a parenthesized call to {shorten(name)}; read as braces")
@@ -145,11 +145,10 @@ class GemmaCallsStream(FormatStream):
         on to its end, which then comes back as text: breaking where the bound is crossed would
         read the rest of the call again from there (a string that never closes holds every later
         opener: one pass each, quadratic)."""
-        if self._oversize is None:
-            try:
-                self._call_args(self._key, fragment)
-            except NotACall as err:
-                self._oversize = str(err)
+        self._bound.send(fragment)
+
+    def _send_now(self, fragment: str) -> None:
+        self._call_args(self._key, fragment)
 
     def _scan_args(self, text: str, pos: int) -> int | None:
         assert self._args is not None
@@ -173,8 +172,7 @@ class GemmaCallsStream(FormatStream):
         if not found:
             raise NotACall(f"no {self._dialect.closer} after the arguments", pos)
         assert self._args is not None
-        if self._oversize is not None:
-            raise NotACall(self._oversize, pos + len(found))
+        self._bound.check(pos + len(found))
         if self._args.missed:
             self._warn(f"{self._args.missed} string(s) without a closing delimiter, ended before the next key")
         self._end_call(self._key, self._args.arguments)

@@ -40,7 +40,7 @@ from typing import Any
 from ..core.json_lexer import json_string_body
 from ..core.limits import Limits
 from ..core.lines import HeldBreak
-from ..core.stream import NotACall
+from ..core.stream import DeferredBound, NotACall
 from ..core.typed_values import decoded_string
 
 _WORD_PIECE = re.compile(r"""[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[ \t\r\n]+""", re.DOTALL)
@@ -182,7 +182,7 @@ class BlockBody:
         self._send = send
         self._parts: list[str] = []
         self._break = HeldBreak()  # a line break (`\n` or `\r\n`), framing if the block's end follows
-        self._oversize: str | None = None
+        self._bound = DeferredBound(send)  # the arguments' size bound, acted on at the block's end
 
     def write(self, data: str) -> None:
         """Body text (after the line break held before it, which is now known to be body)."""
@@ -196,19 +196,15 @@ class BlockBody:
         if not data:
             return
         self._parts.append(data)
-        if self._call.body_parameter is None or self._oversize is not None:
+        if self._call.body_parameter is None or self._bound.passed:
             return
-        try:
-            self._send(json_string_body(data))
-        except NotACall as err:  # acted on at the block's end: a place the text fixes
-            self._oversize = str(err)
+        self._bound.send(json_string_body(data))
 
     def finish(self) -> dict[str, Any]:
         """The block's end: the rest of the arguments JSON is sent, and the arguments returned.
         Raises NotACall for a body the tool cannot take, or arguments past their bound."""
         self._break.drop()  # the line break before the block's end is framing
-        if self._oversize is not None:
-            raise NotACall(self._oversize)
+        self._bound.check()
         arguments = self._call.finished("".join(self._parts))
         self._send(self._call.tail_json)
         return arguments
