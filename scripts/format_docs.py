@@ -114,7 +114,8 @@ def format_module(fmt: Any) -> ModuleType:
 
 def families(fmt: Any) -> list[ModuleType]:
     """The shared family modules the format's module builds on: the modules of the formats package
-    that declare no format (nor are the spec) and that it takes a class, a function or a value from."""
+    that declare no format (nor are the spec or its constraint builders, `grammar`) and that it takes
+    a class, a function or a value from."""
     module = format_module(fmt)
     package = module.__name__.rsplit(".", 1)[0]
     found: list[ModuleType] = []
@@ -122,7 +123,7 @@ def families(fmt: Any) -> list[ModuleType]:
         source = value if isinstance(value, ModuleType) else sys.modules.get(getattr(value, "__module__", "") or "")
         if source is None or source is module or source.__name__.rsplit(".", 1)[0] != package:
             continue
-        if hasattr(source, "FORMAT") or _short(source) == "spec" or source in found:
+        if hasattr(source, "FORMAT") or _short(source) in ("spec", "grammar") or source in found:
             continue
         found.append(source)
     return sorted(found, key=_short)

@@ -52,11 +52,13 @@ Reader = Callable[[str, int], "int | None"]
 
 class NotACall(Exception):
     """Raised by a format's reader: the text it is reading turns out not to be a call. `pos` is
-    where reading goes on in the reader's text (None: where that reader started)."""
+    where reading goes on in the reader's text (None: where that reader started); `ended`: the
+    broken call's text ends there (its close was read), so nothing is skipped to find its end."""
 
-    def __init__(self, reason: str, pos: int | None = None) -> None:
+    def __init__(self, reason: str, pos: int | None = None, *, ended: bool = False) -> None:
         super().__init__(reason)
         self.pos = pos
+        self.ended = ended
 
 
 class DeferredBound:

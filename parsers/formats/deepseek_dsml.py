@@ -52,19 +52,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.json_calls import ArgumentsReader
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import NotACall, shorten
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
+from .grammar import Element, const, json_value, one_of, optional, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import BLOCK, FIRST_FORMAT_STATE, XmlBlockStream, XmlBlockTags, raw_value
+from .xml_blocks import XmlBlockStream, XmlBlockTags, raw_value, tag_attributes
 
 DSML = "｜DSML｜"
-_JSON, _JSON_END = range(FIRST_FORMAT_STATE, FIRST_FORMAT_STATE + 2)
 _QUOTE_OR_END = re.compile('[">]')
-_ATTRS = re.compile(r'(?:\s++[A-Za-z_][\w.:-]*+="[^"]*+")*+\s*+')  # possessive: never backtracks
-_ATTR = re.compile(r'([A-Za-z_][\w.:-]*)="([^"]*)"')
 _STRING = {"true": {"type": "string"}, "false": None}
 """What a parameter's `string` says its value is typed by (None: the tool's schema)."""
 
@@ -81,7 +78,7 @@ class Dialect:
     def value_ends(self) -> list[ValueEnd]:
         """The parameter's close before the next parameter or the invoke's close; or the invoke's close
         before the next invoke or the block's end: the model dropped the parameter's close, and the
-        invoke is broken there (`_scan_value`), not running on into the next one."""
+        invoke is broken there (`unclosed_value_ends_call`), not running on into the next one."""
         tags = self.tags
         return [
             ValueEnd(self.param_close, followers=(tags.param_open, tags.call_close)),
@@ -112,6 +109,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
 
     format_name = "deepseek_dsml"
     tags = V4.tags
+    unclosed_value_ends_call = False
 
     def __init__(
         self,
@@ -136,10 +134,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
         self._attrs: list[str] = []  # the ATTRS read so far (their length is bounded)
         self._attrs_len = 0
         self._quoted = False  # inside an attribute's quotes
-        self._json: ArgumentsReader | None = None  # the invoke's JSON body, being read
-        self._broken_here = False  # a call that breaks now ends here (`/>`, its close): the block goes on
         self._after_block = False  # only whitespace since a block with calls ended: a `</think>` here is dropped
-        self._readers |= {_JSON: self._scan_json, _JSON_END: self._scan_json_end}
 
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
@@ -151,18 +146,7 @@ class DeepSeekDsmlStream(XmlBlockStream):
             return at
         if m is not None:  # the block's tag fixes the dialect of everything in it
             self.tags, self._skip_scanner, self._value = self._dialects[m.group()]
-            self._raw = [m.group()]
-            self._block_calls = 0
-            self._state = BLOCK
-        return at
-
-    def _scan_value(self, text: str, pos: int) -> int | None:
-        at, end, value = self._value.read(text, pos)
-        if end is not None and end.tag == self.tags.call_close:
-            self._broken_here = True
-            raise NotACall("a parameter without its close", at)
-        if end is not None:
-            self._value_ended(end, value)
+            self._open_block(m.group())
         return at
 
     def _end_block(self) -> None:
@@ -199,20 +183,18 @@ class DeepSeekDsmlStream(XmlBlockStream):
     def _attributes(self, attrs: str, resume: int) -> None:
         """A tag's ATTRS are complete: open its invoke (a self-closing one ends there) or parameter."""
         closed = attrs.endswith("/")
-        attrs = attrs[:-1] if closed else attrs
-        self._broken_here = closed and self._on_name == self._open_call  # cleared once it stands
-        if _ATTRS.fullmatch(attrs) is None:
-            raise NotACall(f"malformed attributes {shorten(attrs)}", resume)
-        values = dict(_ATTR.findall(attrs))
+        values = tag_attributes(attrs[:-1] if closed else attrs)
+        ended = closed and self._on_name == self._open_call  # an invoke that breaks here ends here
+        if values is None:
+            raise NotACall(f"malformed attributes {shorten(attrs)}", resume, ended=ended)
         if self._on_name == self._open_call:
             name = values.get("name", "")
             if len(name) > self.limits.max_name:
-                raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", resume)
+                raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", resume, ended=ended)
             try:
                 self._named(name)
             except NotACall as err:
-                raise NotACall(str(err) or "an invoke without a name", resume) from None
-            self._broken_here = False  # it stands; what breaks later is judged on its own
+                raise NotACall(str(err) or "an invoke without a name", resume, ended=ended) from None
             if closed:
                 self._end_call_element()
             return
@@ -221,45 +203,16 @@ class DeepSeekDsmlStream(XmlBlockStream):
             raise NotACall(f"not a parameter tag {shorten(attrs)}", resume)
         self._open_param(values["name"], _STRING[kind])
 
-    # -- an invoke's arguments as one JSON object ---------------------------------------------------
-
     def _scan_call(self, text: str, pos: int) -> int | None:
+        """Between parameters; before the first, the invoke's arguments may come as one JSON object."""
         if text[pos] == "{" and not self._arguments:
-            self._json = ArgumentsReader(self._send_args, self.limits)
-            self._state = _JSON
+            self._open_json()
             return pos
         return super()._scan_call(text, pos)
 
-    def _scan_json(self, text: str, pos: int) -> int | None:
-        assert self._json is not None
-        stop, done = self._json.read(text, pos, self._raw)
-        if done:
-            self._state = _JSON_END
-        return stop if stop > pos or done else None
-
-    def _scan_json_end(self, text: str, pos: int) -> int | None:
-        """After the JSON body only the invoke's end may come."""
-        if (at := self._markup_ws(text, pos, self._raw)) > pos:
-            return at
-        found = self._literal_at(text, pos, (self.tags.call_close,))
-        if found is None:
-            return None
-        if not found:
-            raise NotACall("more after the invoke's JSON arguments")
-        assert self._json is not None
-        arguments, self._json = self._json.arguments, None
-        self._end_call(self._key, arguments)
-        self._block_calls += 1
-        self._raw = []
-        self._state = BLOCK
-        return pos + len(found)
-
     def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
-        self._attrs, self._attrs_len, self._quoted, self._json = [], 0, False, None
-        resume = super()._recover(err, text, pos)
-        if self._broken_here:  # the broken call ended where it broke: no close to skip to
-            self._state, self._broken_here = BLOCK, False
-        return resume
+        self._attrs, self._attrs_len, self._quoted = [], 0, False
+        return super()._recover(err, text, pos)
 
 
 # -- the spec --------------------------------------------------------------------------------------
@@ -281,39 +234,33 @@ def write(calls: Sequence[Call], dialect: Dialect = V4) -> str:
     return tags.start + "\n" + "\n".join(invokes) + "\n" + tags.end
 
 
-def _block(request: ConstraintRequest, names: list[str], dialect: Dialect) -> dict[str, Any]:
+def _block(request: ConstraintRequest, names: list[str], dialect: Dialect) -> Element:
     """A dialect's block of one or more invokes (at most one if `single`), the parameters as
     xgrammar's DeepSeek style renders a JSON schema."""
     tags = dialect.tags
     invokes = [
-        {
-            "type": "tag",
-            "begin": f'{tags.call_open} name="{name}">\n',
-            "content": {"type": "json_schema", "json_schema": request.parameters(name), "style": dialect.style},
-            "end": f"{tags.call_close}\n",
-        }
+        tag(
+            f'{tags.call_open} name="{name}">\n',
+            json_value(request.parameters(name), dialect.style),
+            f"{tags.call_close}\n",
+        )
         for name in names
     ]
-    content = {"type": "tags_with_separator", "tags": invokes, "separator": "", "at_least_one": True}
-    content["stop_after_first"] = request.single
-    return {"type": "tag", "begin": tags.start + "\n", "content": content, "end": tags.end}
+    return tag(tags.start + "\n", repeated(request, invokes), tags.end)
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """One block, in the dialect the model picks (V4's, V3.2's or V4.1's), that ends the output; the
     blank line the encoder writes before a block may come first."""
-    blocks = {"type": "or", "elements": [_block(request, request.names, d) for d in DIALECTS]}
-    blank = {"type": "optional", "content": {"type": "const_string", "value": "\n\n"}}
-    return {"type": "structural_tag", "format": {"type": "sequence", "elements": [blank, blocks]}}
+    blocks = one_of([_block(request, request.names, d) for d in DIALECTS])
+    return structural(sequence(optional(const("\n\n")), blocks))
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Strict `auto`: free text, where each block tag the parser reads opens invokes of declared
     tools that follow their schemas."""
     blocks = [_block(request, list(request.schemas), d) for d in DIALECTS]
-    triggers = [d.tags.start for d in DIALECTS]
-    body = {"type": "triggered_tags", "triggers": triggers, "tags": blocks, "stop_after_first": request.single}
-    return {"type": "structural_tag", "format": body}
+    return triggered(request, [d.tags.start for d in DIALECTS], blocks)
 
 
 def _writes_name(name: str) -> bool:
@@ -324,7 +271,7 @@ def _writes_name(name: str) -> bool:
 _TAGS = [
     (d.tags.start, d.tags.end, d.tags.call_open, d.tags.call_close, d.tags.param_open, d.param_close) for d in DIALECTS
 ]
-MARKERS = tuple(dict.fromkeys(tag for tags in _TAGS for tag in tags))
+MARKERS = tuple(dict.fromkeys(t for tags in _TAGS for t in tags))
 """V4's tags first (its block's tag opens), then what V3.2 and V4.1 spell differently."""
 
 FORMAT = Format(

@@ -52,8 +52,9 @@ from ..core.ids import IdFactory
 from ..core.json_lexer import json_text, too_deep
 from ..core.stream import NotACall
 from ..core.typed_values import SchemaFacts
+from .grammar import Element, json_value, tag
 from .spec import Call, CallTag, ConstraintRequest, Format
-from .token_sections import HEAD, SectionStream
+from .token_sections import HEAD, SectionStream, auto_sections, required_sections
 
 CALLS_BEGIN, CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 CALL_BEGIN, CALL_END, SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
@@ -276,42 +277,20 @@ def write_v3(calls: Sequence[Call]) -> str:
     return f"{CALLS_BEGIN}{body}{CALLS_END}"
 
 
-def _call_tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+def _call_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
     """One tag per tool: `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{..}<｜tool▁call▁end｜>`."""
-    return [
-        {
-            "type": "tag",
-            "begin": f"{CALL_BEGIN}{name}{SEP}",
-            "content": {"type": "json_schema", "json_schema": request.parameters(name)},
-            "end": CALL_END,
-        }
-        for name in names
-    ]
-
-
-def _section(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
-    calls = {
-        "type": "tags_with_separator",
-        "tags": _call_tags(request, names),
-        "separator": "",
-        "at_least_one": True,
-        "stop_after_first": request.single,
-    }
-    return {"type": "tag", "begin": CALLS_BEGIN, "content": calls, "end": CALLS_END}
+    return [tag(f"{CALL_BEGIN}{name}{SEP}", json_value(request.parameters(name)), CALL_END) for name in names]
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """One section of one or more calls in V3.1's form (at most one if `single`)."""
-    return {"type": "structural_tag", "format": _section(request, request.names)}
+    return required_sections(request, _call_tags, CALLS_BEGIN, CALLS_END)
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Strict `auto`: free text, where a section's begin, or a call's begin with no section around
-    it, opens calls to declared tools in V3.1's form (V3's form is never admitted, so it is held too)."""
-    names = list(request.schemas)
-    tags = [_section(request, names), *_call_tags(request, names)]
-    triggered = {"type": "triggered_tags", "triggers": [CALLS_BEGIN, CALL_BEGIN], "tags": tags}
-    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+    """Strict `auto`, with a section's begin or a call's begin as the opener; V3's form is never
+    admitted, so it is held too."""
+    return auto_sections(request, _call_tags, [CALLS_BEGIN], CALLS_END, CALL_BEGIN)
 
 
 def _writes_name(name: str) -> bool:

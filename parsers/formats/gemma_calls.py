@@ -61,6 +61,7 @@ from ..core.gemma_literals import ArgumentsGrammar, Dialect, GemmaArguments, Gem
 from ..core.ids import IdFactory
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import DeferredBound, FormatStream, NotACall, shorten
+from .grammar import repeated, structural, triggered
 from .spec import Call, ConstraintRequest, Format
 
 TOOL_CALL, TOOL_CALL_END, DELIM = "<|tool_call>", "<tool_call|>", '<|"|>'
@@ -241,23 +242,15 @@ def _call_tag(request: ConstraintRequest, name: str) -> dict[str, Any]:
             "end": f"}}{TOOL_CALL_END}"}  # fmt: skip
 
 
-def _calls(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
-    tags = [_call_tag(request, name) for name in names]
-    return {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": True,
-            "stop_after_first": request.single}  # fmt: skip
-
-
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """The calls at once, one or more (one if `single`), each to a named tool with its arguments
     held to the schema where pinned; no text first, as in every format's `required`."""
-    return {"type": "structural_tag", "format": _calls(request, request.names)}
+    return structural(repeated(request, [_call_tag(request, name) for name in request.names]))
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Strict `auto`: free text, where `<|tool_call>` (the opener) opens a call to a declared tool."""
-    tags = [_call_tag(request, name) for name in request.schemas]
-    body = {"type": "triggered_tags", "triggers": [TOOL_CALL], "tags": tags, "stop_after_first": request.single}
-    return {"type": "structural_tag", "format": body}
+    return triggered(request, [TOOL_CALL], [_call_tag(request, name) for name in request.schemas])
 
 
 def _writes_value(value: Any) -> bool:

@@ -59,6 +59,7 @@ from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd
+from .grammar import Element, repeated, structural, tag, triggered
 from .schema_styles import styled_arguments
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import FIRST_FORMAT_STATE, VALUE, XmlBlockStream, XmlBlockTags, raw_value
@@ -243,26 +244,20 @@ def write(calls: Sequence[Call]) -> str:
     )
 
 
-def _call_tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+def _call_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
     """One tag per tool, its arguments in xgrammar's `glm_xml` style (`<arg_key>k</arg_key>
     <arg_value>v</arg_value>` pairs) where it renders the schema (`schema_styles`)."""
-    return [
-        {"type": "tag", "begin": START + name, "content": styled_arguments(request, name, "glm_xml"), "end": END}
-        for name in names
-    ]
+    return [tag(START + name, styled_arguments(request, name, "glm_xml"), END) for name in names]
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """One or more calls back to back that end the output; at most one if `single`."""
-    calls = {"type": "tags_with_separator", "tags": _call_tags(request, request.names), "separator": ""}
-    return {"type": "structural_tag", "format": {**calls, "at_least_one": True, "stop_after_first": request.single}}
+    return structural(repeated(request, _call_tags(request, request.names)))
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Free text, where each `<tool_call>` opens a call that follows its tool's schema."""
-    tags = _call_tags(request, list(request.schemas))
-    triggered = {"type": "triggered_tags", "triggers": [START], "tags": tags, "stop_after_first": request.single}
-    return {"type": "structural_tag", "format": triggered}
+    return triggered(request, [START], _call_tags(request, list(request.schemas)))
 
 
 def _may_need_declared_tools(text: str) -> bool:

@@ -42,6 +42,7 @@ from ..core.json_calls import JsonCallReader
 from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream
+from .grammar import Element, json_value, repeated, structural, tag, triggered
 from .spec import Call, CallTag, ConstraintRequest, Format
 
 START, END = "<tool_call>", "</tool_call>"
@@ -182,14 +183,10 @@ def write(calls: Sequence[Call]) -> str:
     )
 
 
-def _tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+def _tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
+    begin = _BEGIN.format
     return [
-        {
-            "type": "tag",
-            "begin": _BEGIN.format(name=json.dumps(name, ensure_ascii=False)),
-            "content": {"type": "json_schema", "json_schema": request.parameters(name)},
-            "end": _END,
-        }
+        tag(begin(name=json.dumps(name, ensure_ascii=False)), json_value(request.parameters(name)), _END)
         for name in names
     ]
 
@@ -197,20 +194,13 @@ def _tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """At least one `<tool_call>\\n{"name": .., "arguments": ..}\\n</tool_call>` block (one per
     call, a newline between), at most one if `single`."""
-    body = {
-        "type": "tags_with_separator",
-        "tags": _tags(request, request.names),
-        "separator": "\n",
-        "at_least_one": True,
-    }
-    return {"type": "structural_tag", "format": {**body, "stop_after_first": request.single}}
+    return structural(repeated(request, _tags(request, request.names), "\n"))
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Strict `auto`: free text, where each `<tool_call>` opens a block of one call to a declared
     tool (the template's spelling: a newline after the tag and before its end)."""
-    triggered = {"type": "triggered_tags", "triggers": [START], "tags": _tags(request, list(request.schemas))}
-    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+    return triggered(request, [START], _tags(request, list(request.schemas)))
 
 
 FORMAT = Format(

@@ -51,8 +51,9 @@ from typing import Any
 
 from ..core.ids import IdFactory, ResponseIds
 from ..core.stream import ANY_SPACE, NotACall
+from .grammar import Element, const, json_value, regex, sequence, tag
 from .spec import Call, CallTag, ConstraintRequest, Format
-from .token_sections import HEAD, SectionStream
+from .token_sections import HEAD, SectionStream, auto_sections, required_sections
 
 SECTION_BEGIN, SECTION_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
 SECTION_BEGIN_SINGULAR, SECTION_END_SINGULAR = "<|tool_call_section_begin|>", "<|tool_call_section_end|>"
@@ -236,49 +237,25 @@ def write(calls: Sequence[Call]) -> str:
     return f"{SECTION_BEGIN}{body}{SECTION_END}"
 
 
-def _call_tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+def _call_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
     """One tag per tool: `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{..}<|tool_call_end|>`."""
+    index = regex("[0-9]{1,4}")  # unbounded, a weak model writes digits on
     return [
-        {
-            "type": "tag",
-            "begin": f"{CALL_BEGIN}functions.{name}:",
-            "content": {
-                "type": "sequence",
-                "elements": [
-                    {"type": "regex", "pattern": "[0-9]{1,4}"},  # unbounded, a weak model writes digits on
-                    {"type": "const_string", "value": ARG_BEGIN},
-                    {"type": "json_schema", "json_schema": request.parameters(name)},
-                ],
-            },
-            "end": CALL_END,
-        }
+        tag(
+            f"{CALL_BEGIN}functions.{name}:",
+            sequence(index, const(ARG_BEGIN), json_value(request.parameters(name))),
+            CALL_END,
+        )
         for name in names
     ]
 
 
-def _section(request: ConstraintRequest, names: list[str], begin: str = SECTION_BEGIN) -> dict[str, Any]:
-    calls = {
-        "type": "tags_with_separator",
-        "tags": _call_tags(request, names),
-        "separator": "",
-        "at_least_one": True,
-        "stop_after_first": request.single,
-    }
-    return {"type": "tag", "begin": begin, "content": calls, "end": list(SECTION_ENDS)}
-
-
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """One section of one or more calls (at most one if `single`)."""
-    return {"type": "structural_tag", "format": _section(request, request.names)}
+    return required_sections(request, _call_tags, SECTION_BEGIN, SECTION_ENDS)
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Strict `auto`: free text, where whatever the parser reads as a call opener (a section's begin,
-    in either spelling, or a call's begin with no section around it) opens calls to declared tools."""
-    names = list(request.schemas)
-    tags = [_section(request, names, begin) for begin in SECTION_BEGINS] + _call_tags(request, names)
-    triggered = {"type": "triggered_tags", "triggers": [*SECTION_BEGINS, CALL_BEGIN], "tags": tags}
-    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+    return auto_sections(request, _call_tags, SECTION_BEGINS, SECTION_ENDS, CALL_BEGIN)
 
 
 def may_call(text: str) -> bool:

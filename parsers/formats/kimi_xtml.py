@@ -47,15 +47,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.json_calls import ArgumentsReader
 from ..core.json_lexer import json_string_body
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import NotACall, shorten
 from ..core.typed_values import schema_types
 from ..core.xml_parameters import ValueEnd
+from .grammar import Element, const, json_value, one_of, optional, regex, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import BLOCK, CALL, FIRST_FORMAT_STATE, NAME, TEXT, VALUE, XmlBlockStream, XmlBlockTags, raw_value
+from .xml_blocks import FIRST_FORMAT_STATE, NAME, TEXT, VALUE, XmlBlockStream, XmlBlockTags, raw_value, tag_attributes
 
 OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
 TOOLS_OPEN, TOOLS_CLOSE = f"{OPEN}tools{SEP}", f"{CLOSE}tools{SEP}"
@@ -69,14 +69,12 @@ CHANNEL_MARKERS = (RESPONSE_OPEN, RESPONSE_CLOSE, MESSAGE_CLOSE, THINK_CLOSE, EN
 """The content's framing, dropped (a lone THINK_CLOSE: the prompt opened the reasoning)."""
 PLAIN_THINK = ("<think>", "</think>")
 """Reasoning written as plain text, read as every format reads it: text with its markers, never a call."""
-_THINK, _JSON, _JSON_END = range(FIRST_FORMAT_STATE, FIRST_FORMAT_STATE + 3)
+_THINK = FIRST_FORMAT_STATE
 
 TAGS = XmlBlockTags(TOOLS_OPEN, TOOLS_CLOSE, CALL_OPEN, CALL_CLOSE, ARG_OPEN, call_word="call")
 VALUE_END = ValueEnd(ARG_CLOSE, followers=(ARG_OPEN, CALL_CLOSE))
 _SEP_SCANNER = MarkerScanner([SEP])
 
-_ATTRS = re.compile(r'(?:\s++[A-Za-z_][\w.:-]*+="[^"]*+")*+\s*+')  # possessive: never backtracks
-_ATTR = re.compile(r'([A-Za-z_][\w.:-]*)="([^"]*)"')
 _ENTITY = re.compile(r"&(amp|quot|lt|gt|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
 _NAMED = {"amp": "&", "quot": '"', "lt": "<", "gt": ">", "apos": "'"}
 _TYPES = {"string", "number", "integer", "boolean", "null", "object", "array"}
@@ -107,6 +105,7 @@ class KimiXtmlStream(XmlBlockStream):
 
     format_name = "kimi_xtml"
     tags = TAGS
+    json_close = JSON_CLOSE
 
     def __init__(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = PLAIN_THINK
@@ -116,8 +115,7 @@ class KimiXtmlStream(XmlBlockStream):
         self._think_end = MarkerScanner([THINK_CLOSE])
         self._attrs: list[str] = []  # the ATTRS read so far (their length is bounded)
         self._attrs_len = 0
-        self._json: ArgumentsReader | None = None  # the call's `json` element, being read
-        self._readers |= {_THINK: self._scan_think, _JSON: self._scan_json, _JSON_END: self._scan_json_end}
+        self._readers[_THINK] = self._scan_think
 
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
@@ -126,9 +124,7 @@ class KimiXtmlStream(XmlBlockStream):
         if m.group() == THINK_OPEN:
             self._state = _THINK
         else:
-            self._raw = [TOOLS_OPEN]
-            self._block_calls = 0
-            self._state = BLOCK
+            self._open_block(TOOLS_OPEN)
         return at
 
     def _scan_think(self, text: str, pos: int) -> int | None:
@@ -159,9 +155,9 @@ class KimiXtmlStream(XmlBlockStream):
         attrs = "".join(self._attrs) + text[pos:sep]
         self._attrs, self._attrs_len = [], 0
         self._raw.append(text[pos : sep + len(SEP)])
-        if _ATTRS.fullmatch(attrs) is None:
+        if (pairs := tag_attributes(attrs)) is None:
             raise NotACall(f"malformed attributes {shorten(attrs)}", sep + len(SEP))
-        values = {key: unescape_attr(value) for key, value in _ATTR.findall(attrs)}
+        values = {key: unescape_attr(value) for key, value in pairs.items()}
         if self._on_name == self._open_call:
             name = values.get("tool", "")
             if len(name) > self.limits.max_name:
@@ -182,8 +178,8 @@ class KimiXtmlStream(XmlBlockStream):
 
     def _scan_call(self, text: str, pos: int) -> int | None:
         """Between arguments; before the first, a `json` element may hold them all."""
-        if self._arguments or self._json is not None or text[pos] != "<":
-            return self._scan_after_json(text, pos) if self._json is not None else super()._scan_call(text, pos)
+        if self._arguments or text[pos] != "<":
+            return super()._scan_call(text, pos)
         found = self._literal_at(text, pos, (JSON_OPEN,))
         if found is None:
             return None
@@ -193,46 +189,6 @@ class KimiXtmlStream(XmlBlockStream):
         self._on_name = self._open_json
         self._state = NAME
         return pos + len(JSON_OPEN)
-
-    def _open_json(self) -> None:
-        self._json = ArgumentsReader(self._send_args, self.limits)
-        self._state = _JSON
-
-    def _scan_json(self, text: str, pos: int) -> int | None:
-        assert self._json is not None
-        stop, done = self._json.read(text, pos, self._raw)
-        if done:
-            self._state = _JSON_END
-        return stop if stop > pos or done else None
-
-    def _scan_json_end(self, text: str, pos: int) -> int | None:
-        if (at := self._markup_ws(text, pos, self._raw)) > pos:
-            return at
-        found = self._literal_at(text, pos, (JSON_CLOSE,))
-        if found is None:
-            return None
-        if not found:
-            raise NotACall("no <|close|>json<|sep|> after the arguments")
-        self._raw.append(found)
-        self._state = CALL
-        return pos + len(found)
-
-    def _scan_after_json(self, text: str, pos: int) -> int | None:
-        """After the `json` element only the call's end may come."""
-        if (at := self._markup_ws(text, pos, self._raw)) > pos:
-            return at
-        found = self._literal_at(text, pos, (CALL_CLOSE,))
-        if found is None:
-            return None
-        if not found:
-            raise NotACall("more after the call's json element")
-        assert self._json is not None
-        arguments, self._json = self._json.arguments, None
-        self._end_call(self._key, arguments)
-        self._block_calls += 1
-        self._raw = []
-        self._state = BLOCK
-        return pos + len(found)
 
     # -- argument elements -------------------------------------------------------------------------
 
@@ -259,7 +215,7 @@ class KimiXtmlStream(XmlBlockStream):
         super()._close()
 
     def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
-        self._attrs, self._attrs_len, self._json = [], 0, None
+        self._attrs, self._attrs_len = [], 0
         return super()._recover(err, text, pos)
 
 
@@ -291,7 +247,7 @@ def write(calls: Sequence[Call]) -> str:
     return f"{TOOLS_OPEN}{''.join(body)}{TOOLS_CLOSE}"
 
 
-def _string(schema: Any, loose: bool) -> dict[str, Any]:
+def _string(schema: Any, loose: bool) -> Element:
     """A raw string value: one of its `enum` / `const` values, else any text without `<|close|>`
     (the value's end; the raw channel cannot say a pattern or a length)."""
     values = schema.get("enum", [schema["const"]] if "const" in schema else None) if isinstance(schema, dict) else None
@@ -299,10 +255,10 @@ def _string(schema: Any, loose: bool) -> dict[str, Any]:
         return {"type": "any_text", "excludes": [CLOSE]}
     if not all(isinstance(v, str) and CLOSE not in v for v in values):
         return {"type": "any_text", "excludes": [CLOSE]}
-    return _one_of([{"type": "const_string", "value": v} for v in values])
+    return one_of([const(v) for v in values])
 
 
-def _argument(key_begin: str, schema: Any, loose: bool) -> list[dict[str, Any]]:
+def _argument(key_begin: str, schema: Any, loose: bool) -> Element:
     """One tag per type the schema admits: `<|open|>argument key=".." type="T"<|sep|>VALUE`."""
     types = set(schema_types(schema)) or _TYPES - {"integer"}
     types = sorted(types - {"integer"} if "number" in types else types)
@@ -312,55 +268,41 @@ def _argument(key_begin: str, schema: Any, loose: bool) -> list[dict[str, Any]]:
         if kind == "string":
             content = _string(schema, loose or not single)
         else:
-            content = {"type": "json_schema", "json_schema": schema if single and not loose else {"type": kind}}
-        begin = f'{key_begin}" type="{_XTML_TYPE.get(kind, kind)}"{SEP}'
-        tags.append({"type": "tag", "begin": begin, "content": content, "end": ARG_CLOSE})
-    return tags
+            content = json_value(schema if single and not loose else {"type": kind})
+        tags.append(tag(f'{key_begin}" type="{_XTML_TYPE.get(kind, kind)}"{SEP}', content, ARG_CLOSE))
+    return one_of(tags)
 
 
-def _one_of(tags: list[dict[str, Any]]) -> dict[str, Any]:
-    return tags[0] if len(tags) == 1 else {"type": "or", "elements": tags}
-
-
-def _arguments(parameters: dict[str, Any], pinned: bool) -> dict[str, Any]:
+def _arguments(parameters: dict[str, Any], pinned: bool) -> Element:
     """A pinned tool's arguments in its declared order (the required ones present), then any others
     its schema allows; an unpinned tool's: any arguments."""
     properties = parameters.get("properties") if pinned else None
     properties = properties if isinstance(properties, dict) else {}
     required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
-    elements: list[dict[str, Any]] = []
+    elements: list[Element] = []
     for key, schema in properties.items():
-        tag = _one_of(_argument(f'{ARG_OPEN} key="{escape_attr(key)}', schema, False))
-        elements.append(tag if key in required else {"type": "optional", "content": tag})
+        argument = _argument(f'{ARG_OPEN} key="{escape_attr(key)}', schema, False)
+        elements.append(argument if key in required else optional(argument))
     if not pinned or parameters.get("additionalProperties", True) is not False:
-        key = {"type": "regex", "pattern": r'[^"&\s<>|]+'}
-        free = [{"type": "const_string", "value": f'{ARG_OPEN} key="'}, key, _one_of(_argument("", None, True))]
-        elements.append({"type": "star", "content": {"type": "sequence", "elements": free}})
+        free = sequence(const(f'{ARG_OPEN} key="'), regex(r'[^"&\s<>|]+'), _argument("", None, True))
+        elements.append({"type": "star", "content": free})
     if not elements:
-        return {"type": "const_string", "value": ""}
-    return elements[0] if len(elements) == 1 else {"type": "sequence", "elements": elements}
+        return const("")
+    return elements[0] if len(elements) == 1 else sequence(*elements)
 
 
-def _calls(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
-    tags = [
-        {
-            "type": "tag",
-            "begin": f'{CALL_OPEN} tool="{escape_attr(name)}" index="',
-            "content": {
-                "type": "sequence",
-                "elements": [
-                    {"type": "regex", "pattern": "[1-9][0-9]{0,3}"},
-                    {"type": "const_string", "value": f'"{SEP}'},
-                    _arguments(request.parameters(name), request.pins(name)),
-                ],
-            },
-            "end": CALL_CLOSE,
-        }
+def _calls(request: ConstraintRequest, names: list[str]) -> Element:
+    calls = [
+        tag(
+            f'{CALL_OPEN} tool="{escape_attr(name)}" index="',
+            sequence(
+                regex("[1-9][0-9]{0,3}"), const(f'"{SEP}'), _arguments(request.parameters(name), request.pins(name))
+            ),
+            CALL_CLOSE,
+        )
         for name in names
     ]
-    calls = {"type": "tags_with_separator", "tags": tags, "separator": ""}
-    return {"type": "tag", "begin": TOOLS_OPEN, "content": {**calls, "at_least_one": True,
-            "stop_after_first": request.single}, "end": TOOLS_CLOSE}  # fmt: skip
+    return tag(TOOLS_OPEN, repeated(request, calls), TOOLS_CLOSE)
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
@@ -369,22 +311,14 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     No text comes first, as in every format's `required`: a grammar that let a model write a reply
     (or reasoning) of any length first would not make it call (with a reasoning parser, the
     reasoning comes before the grammar applies)."""
-    elements = [
-        {"type": "optional", "content": {"type": "const_string", "value": THINK_CLOSE}},
-        {"type": "optional", "content": {"type": "const_string", "value": RESPONSE_OPEN}},
-        {"type": "optional", "content": {"type": "const_string", "value": RESPONSE_CLOSE}},
-        _calls(request, request.names),
-        {"type": "optional", "content": {"type": "const_string", "value": MESSAGE_CLOSE}},
-    ]
-    return {"type": "structural_tag", "format": {"type": "sequence", "elements": elements}}
+    framing = [optional(const(THINK_CLOSE)), optional(const(RESPONSE_OPEN)), optional(const(RESPONSE_CLOSE))]
+    return structural(sequence(*framing, _calls(request, request.names), optional(const(MESSAGE_CLOSE))))
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Strict `auto`: free text, where `<|open|>tools<|sep|>` (the only opener the parser reads)
     opens calls to declared tools."""
-    block = _calls(request, list(request.schemas))
-    body = {"type": "triggered_tags", "triggers": [TOOLS_OPEN], "tags": [block], "stop_after_first": request.single}
-    return {"type": "structural_tag", "format": body}
+    return triggered(request, [TOOLS_OPEN], [_calls(request, list(request.schemas))])
 
 
 def _writes_name(name: str) -> bool:

@@ -59,6 +59,19 @@ from ..core.outside import OutsideCalls
 from ..core.python_calls import PythonCallReader
 from ..core.raw_arguments import RawArgumentReader
 from ..core.stream import FormatStream, NotACall
+from .grammar import (
+    Element,
+    const,
+    json_value,
+    one_call_in_text,
+    one_of,
+    regex,
+    repeated,
+    sequence,
+    structural,
+    tag,
+    triggered,
+)
 from .spec import Call, CallTag, ConstraintRequest, Format
 
 PYTHON_TAG, END_OF_MESSAGE, END_OF_TURN = "<|python_tag|>", "<|eom_id|>", "<|eot_id|>"
@@ -229,23 +242,15 @@ def write(calls: Sequence[Call]) -> str:
     return "; ".join(json.dumps({"name": n, "parameters": a}, ensure_ascii=False) for n, a in calls)
 
 
-def _call_tags(request: ConstraintRequest, names: list[str], lead: str = "") -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "tag",
-            "begin": lead + '{"name": ' + json_text(name) + ', "parameters": ',
-            "content": {"type": "json_schema", "json_schema": request.parameters(name)},
-            "end": "}",
-        }
-        for name in names
-    ]
+def _call_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
+    begin = '{{"name": {}, "parameters": '.format
+    return [tag(begin(json_text(name)), json_value(request.parameters(name)), "}") for name in names]
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """One or more `{"name": .., "parameters": ..}` objects joined by `; ` (at most one if
     `single`): the output then starts with a call."""
-    calls = {"type": "tags_with_separator", "tags": _call_tags(request, request.names), "separator": "; "}
-    return {"type": "structural_tag", "format": {**calls, "at_least_one": True, "stop_after_first": request.single}}
+    return structural(repeated(request, _call_tags(request, request.names), "; "))
 
 
 _WS = "[ \\t\\r\\n]*"
@@ -291,18 +296,12 @@ _NOT_A_CALL = "|".join(
 (nor `type` with the value `function`), or no object at all."""
 
 
-def _call_after_brace(request: ConstraintRequest, name: str) -> dict[str, Any]:
+def _call_after_brace(request: ConstraintRequest, name: str) -> Element:
     head = f'{_WS}("type"{_WS}:{_WS}"function"{_WS},{_WS})?"name"{_WS}:{_WS}'
-    return {
-        "type": "sequence",
-        "elements": [
-            {"type": "regex", "pattern": head},
-            {"type": "const_string", "value": json_text(name)},
-            {"type": "regex", "pattern": f'{_WS},{_WS}"(parameters|arguments)"{_WS}:{_WS}'},
-            {"type": "json_schema", "json_schema": request.parameters(name)},
-            {"type": "regex", "pattern": f"{_WS}\\}}"},
-        ],
-    }
+    key = f'{_WS},{_WS}"(parameters|arguments)"{_WS}:{_WS}'
+    return sequence(
+        regex(head), const(json_text(name)), regex(key), json_value(request.parameters(name)), regex(f"{_WS}\\}}")
+    )
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
@@ -311,46 +310,14 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     a declared tool or to text the parser keeps as text (a first key other than `name`); after the
     tag only a JSON call. With `single`, the one call may come anywhere among such text."""
     calls = [_call_after_brace(request, name) for name in request.schemas]
-    other = {"type": "regex", "pattern": _NOT_A_CALL}
-    brace = {"type": "tag", "begin": "{", "content": {"type": "or", "elements": [*calls, other]}, "end": ""}
-    tagged = {
-        "type": "tag",
-        "begin": PYTHON_TAG,
-        "content": {
-            "type": "sequence",
-            "elements": [{"type": "regex", "pattern": _WS + "\\{"}, {"type": "or", "elements": calls}],
-        },
-        "end": "",
-    }
+    other = regex(_NOT_A_CALL)
+    after_tag = sequence(regex(_WS + "\\{"), one_of(calls))
     if not request.single:
-        return {
-            "type": "structural_tag",
-            "format": {"type": "triggered_tags", "triggers": ["{", PYTHON_TAG], "tags": [brace, tagged]},
-        }
-    text = {
-        "type": "triggered_tags",
-        "triggers": ["{"],
-        "tags": [{**brace, "content": other}],
-        "excludes": [PYTHON_TAG],
-    }
-    one = {
-        "type": "or",
-        "elements": [
-            {
-                "type": "sequence",
-                "elements": [{"type": "const_string", "value": "{"}, {"type": "or", "elements": calls}],
-            },
-            {"type": "sequence", "elements": [{"type": "const_string", "value": PYTHON_TAG}, tagged["content"]]},
-        ],
-    }
-    return {
-        "type": "structural_tag",
-        # not [text, optional call, text]: a string the text excludes could then straddle the two texts
-        "format": {
-            "type": "sequence",
-            "elements": [text, {"type": "optional", "content": {"type": "sequence", "elements": [one, text]}}],
-        },
-    }
+        return triggered(
+            request, ["{", PYTHON_TAG], [tag("{", one_of([*calls, other]), ""), tag(PYTHON_TAG, after_tag, "")]
+        )
+    one = one_of([sequence(const("{"), one_of(calls)), sequence(const(PYTHON_TAG), after_tag)])
+    return one_call_in_text("{", other, [PYTHON_TAG], one)
 
 
 def _may_call(text: str) -> bool:

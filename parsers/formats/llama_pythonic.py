@@ -52,6 +52,7 @@ from ..core.python_calls import PythonCallReader
 from ..core.python_literals import is_name
 from ..core.python_schema import PythonSchemaGrammar, ebnf_text, python_literal
 from ..core.stream import FormatStream
+from .grammar import one_call_in_text, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 
 PYTHON_TAG, PYTHON_START, PYTHON_END = "<|python_tag|>", "<|python_start|>", "<|python_end|>"
@@ -233,7 +234,7 @@ def _grammar(request: ConstraintRequest, root: str, names: list[str] | None = No
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """One list of calls (one call if `single`), the output's whole."""
-    return {"type": "structural_tag", "format": _grammar(request, '"[" calls', request.names)}
+    return structural(_grammar(request, '"[" calls', request.names))
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
@@ -243,25 +244,11 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     one call may come anywhere among such text."""
     tag_lists = {PYTHON_TAG: '"[" calls', PYTHON_START: f'"[" calls ( ws {ebnf_text(PYTHON_END)} )?'}
     if not request.single:
-        tags = [{"type": "tag", "begin": "[", "content": _grammar(request, "calls | other"), "end": ""}]
-        tags += [
-            {"type": "tag", "begin": t, "content": _grammar(request, f"ws {r}"), "end": ""}
-            for t, r in tag_lists.items()
-        ]
-        return {
-            "type": "structural_tag",
-            "format": {"type": "triggered_tags", "triggers": ["[", *tag_lists], "tags": tags},
-        }
-    text = {
-        "type": "triggered_tags",
-        "triggers": ["["],
-        "tags": [{"type": "tag", "begin": "[", "content": _grammar(request, "other"), "end": ""}],
-        "excludes": list(tag_lists),
-    }
+        tags = [tag("[", _grammar(request, "calls | other"), "")]
+        tags += [tag(t, _grammar(request, f"ws {r}"), "") for t, r in tag_lists.items()]
+        return triggered(request, ["[", *tag_lists], tags)
     one = _grammar(request, '"[" calls | ' + " | ".join(f"{ebnf_text(t)} ws {r}" for t, r in tag_lists.items()))
-    # not [text, optional call, text]: a string the text excludes could then straddle the two texts
-    follows = {"type": "optional", "content": {"type": "sequence", "elements": [one, text]}}
-    return {"type": "structural_tag", "format": {"type": "sequence", "elements": [text, follows]}}
+    return one_call_in_text("[", _grammar(request, "other"), list(tag_lists), one)
 
 
 def _writes_name(name: str) -> bool:

@@ -58,6 +58,7 @@ from ..core.ids import IdFactory
 from ..core.lines import before_break, next_break
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
+from .grammar import Element, regex, repeated, sequence, structural, triggered
 from .spec import Call, ConstraintRequest, Format
 from .tool_blocks import (
     MD_WORD,
@@ -367,6 +368,10 @@ def write(calls: Sequence[Call]) -> str:
     return "\n".join(blocks)
 
 
+def _blocks(tools: list[tuple[str, list[str]]]) -> list[Element]:
+    return tool_tags(tools, "```{name}", (" ", MD_WORD, ""), ("\n", "\n", "```"))
+
+
 def required_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     """The decoding constraint for `tool_choice="required"` (or one named tool, `only`): fenced
     blocks only, one per call, newline-separated, each ```` ```NAME word..\\nbody\\n``` ```` with
@@ -374,25 +379,15 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     then at most a line break and a blank line (`TRAILER`). None when no requested tool can be
     written in this format."""
     tools = mappable_tools(request.schemas, request.only)
-    if not tools:
-        return None
-    tags = tool_tags(tools, "```{name}", (" ", MD_WORD, ""), ("\n", "\n", "```"))
-    blocks = {"type": "tags_with_separator", "tags": tags, "separator": "\n", "at_least_one": True}
-    sequence = [{**blocks, "stop_after_first": request.single}, {"type": "regex", "pattern": TRAILER}]
-    return {"type": "structural_tag", "format": {"type": "sequence", "elements": sequence}}
+    return structural(sequence(repeated(request, _blocks(tools), "\n"), regex(TRAILER))) if tools else None
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     """Strict `auto`: free text, where a fence opened with a declared tool's name is that tool's
     block (its words as the schema takes them; the body stays free: the format cannot say what it
     holds). Other fences (```` ```python ````) stay free text."""
-    tools = mappable_tools(request.schemas, None)
-    if not tools:
-        return None
-    tags = tool_tags(tools, "```{name}", (" ", MD_WORD, ""), ("\n", "\n", "```"))
-    triggers = [tag["begin"] for tag in tags]
-    triggered = {"type": "triggered_tags", "triggers": triggers, "tags": tags}
-    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+    tags = _blocks(mappable_tools(request.schemas, None))
+    return triggered(request, [t["begin"] for t in tags], tags) if tags else None
 
 
 def may_call(text: str) -> bool:

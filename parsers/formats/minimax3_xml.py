@@ -60,6 +60,7 @@ from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import NotACall
 from ..core.typed_values import decoded_string, type_value
 from ..core.xml_elements import ElementReader, open_tag_at
+from .grammar import Element, repeated, structural, tag, triggered
 from .minimax_xml import MiniMaxXmlStream
 from .schema_styles import styled_arguments
 from .spec import Call, ConstraintRequest, Format
@@ -153,36 +154,28 @@ def write(calls: Sequence[Call]) -> str:
     return f"{START}\n{invokes}{END}"
 
 
-def _invokes(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+def _invokes(request: ConstraintRequest, names: list[str]) -> list[Element]:
     """One `NS<invoke name="f">` tag per tool, its arguments in xgrammar's `minimax_m3_xml` style
     (namespaced elements named by their keys) where it renders the schema (`schema_styles`)."""
+    style = "minimax_m3_xml"
     return [
-        {
-            "type": "tag",
-            "begin": f'{NS}<invoke name="{name}">',
-            "content": styled_arguments(request, name, "minimax_m3_xml"),
-            "end": f"{INVOKE_CLOSE}\n",
-        }
+        tag(f'{NS}<invoke name="{name}">', styled_arguments(request, name, style), f"{INVOKE_CLOSE}\n")
         for name in names
     ]
 
 
-def _block(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
-    invokes = {"type": "tags_with_separator", "tags": _invokes(request, names), "separator": ""}
-    content = {**invokes, "at_least_one": True, "stop_after_first": request.single}
-    return {"type": "tag", "begin": START + "\n", "content": content, "end": END}
+def _block(request: ConstraintRequest, names: list[str]) -> Element:
+    return tag(START + "\n", repeated(request, _invokes(request, names)), END)
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """One block holding at least one invoke (at most one if `single`), which ends the output."""
-    return {"type": "structural_tag", "format": _block(request, request.names)}
+    return structural(_block(request, request.names))
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Free text, where each START opens a block of invokes that follow the tools' schemas."""
-    block = _block(request, list(request.schemas))
-    body = {"type": "triggered_tags", "triggers": [START], "tags": [block], "stop_after_first": request.single}
-    return {"type": "structural_tag", "format": body}
+    return triggered(request, [START], [_block(request, list(request.schemas))])
 
 
 def _writes_name(name: str) -> bool:

@@ -67,6 +67,7 @@ from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd
+from .grammar import Element, const, json_value, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import FIRST_FORMAT_STATE, XmlBlockStream, XmlBlockTags, raw_value
 
@@ -151,43 +152,25 @@ def write(calls: Sequence[Call]) -> str:
     return f"{START}\n{''.join(invokes)}{END}"
 
 
-def _invokes(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+def _invokes(request: ConstraintRequest, names: list[str]) -> list[Element]:
     """One `<invoke name="f">` tag per tool, its parameters written as xgrammar's `minimax_xml`
     style renders a JSON schema: `<parameter name="p">value</parameter>` lines."""
+    style = "minimax_xml"
     return [
-        {
-            "type": "tag",
-            "begin": f'<invoke name="{name}">\n',
-            "content": {"type": "json_schema", "json_schema": request.parameters(name), "style": "minimax_xml"},
-            "end": "</invoke>\n",
-        }
-        for name in names
+        tag(f'<invoke name="{name}">\n', json_value(request.parameters(name), style), "</invoke>\n") for name in names
     ]
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """One `<minimax:tool_call>` block holding at least one invoke (at most one if `single`)."""
-    invokes = {"type": "tags_with_separator", "tags": _invokes(request, request.names), "separator": ""}
-    elements = [
-        {"type": "const_string", "value": START + "\n"},
-        {**invokes, "at_least_one": True, "stop_after_first": request.single},
-        {"type": "const_string", "value": END},
-    ]
-    return {"type": "structural_tag", "format": {"type": "sequence", "elements": elements}}
+    return structural(sequence(const(START + "\n"), repeated(request, _invokes(request, request.names)), const(END)))
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Free text, where each `<minimax:tool_call>` opens a block of invokes that follow the tools'
     schemas (strict `tool_choice="auto"`)."""
-    invokes = {"type": "tags_with_separator", "tags": _invokes(request, list(request.schemas)), "separator": ""}
-    block = {
-        "type": "tag",
-        "begin": START + "\n",
-        "content": {**invokes, "at_least_one": True, "stop_after_first": request.single},
-        "end": END,
-    }
-    body = {"type": "triggered_tags", "triggers": [START], "tags": [block], "stop_after_first": request.single}
-    return {"type": "structural_tag", "format": body}
+    block = tag(START + "\n", repeated(request, _invokes(request, list(request.schemas))), END)
+    return triggered(request, [START], [block])
 
 
 def _writes_name(name: str) -> bool:

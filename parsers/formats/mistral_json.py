@@ -55,6 +55,7 @@ from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
 from ..core.tokens import Vocabulary
+from .grammar import Element, const, json_value, repeated, sequence, structural, tag, triggered
 from .spec import Call, CallTag, ConstraintRequest, Format
 
 MARKER, CALL_ID, ARGS = "[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"
@@ -337,19 +338,11 @@ def is_v11(vocabulary: Vocabulary | None) -> bool:
     return vocabulary is None or vocabulary.has(ARGS)
 
 
-def _v11_tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "tag",
-            "begin": f"{MARKER}{name}{ARGS}",
-            "content": {"type": "json_schema", "json_schema": request.parameters(name)},
-            "end": "",
-        }
-        for name in names
-    ]
+def _v11_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
+    return [tag(f"{MARKER}{name}{ARGS}", json_value(request.parameters(name)), "") for name in names]
 
 
-def _legacy_list(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
+def _legacy_list(request: ConstraintRequest, names: list[str]) -> Element:
     """`[{"name": .., "arguments": ..}, ..]` after the marker (at least one, at most one if `single`)."""
     item = {
         "anyOf": [
@@ -361,39 +354,25 @@ def _legacy_list(request: ConstraintRequest, names: list[str]) -> dict[str, Any]
             for name in names
         ]
     }
-    array: dict[str, Any] = {"type": "array", "items": item, "minItems": 1}
-    if request.single:
-        array["maxItems"] = 1
-    return {"type": "json_schema", "json_schema": array}
+    return json_value({"type": "array", "items": item, "minItems": 1, **({"maxItems": 1} if request.single else {})})
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """At least one call (at most one if `single`), as `[TOOL_CALLS]name[ARGS]{..}` per call where
     the tokenizer has `[ARGS]` (v11+), else `[TOOL_CALLS][{"name": .., "arguments": ..}]`."""
     if is_v11(request.vocabulary):
-        body: dict[str, Any] = {
-            "type": "tags_with_separator",
-            "tags": _v11_tags(request, request.names),
-            "separator": "",
-            "at_least_one": True,
-            "stop_after_first": request.single,
-        }
-    else:
-        marker = {"type": "const_string", "value": MARKER}
-        body = {"type": "sequence", "elements": [marker, _legacy_list(request, request.names)]}
-    return {"type": "structural_tag", "format": body}
+        return structural(repeated(request, _v11_tags(request, request.names)))
+    return structural(sequence(const(MARKER), _legacy_list(request, request.names)))
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Strict `auto`: free text, where each `[TOOL_CALLS]` opens a call to a declared tool in the
     tokenizer's generation."""
     names = list(request.schemas)
-    if is_v11(request.vocabulary):
-        tags = _v11_tags(request, names)
-    else:
-        tags = [{"type": "tag", "begin": MARKER, "content": _legacy_list(request, names), "end": ""}]
-    triggered = {"type": "triggered_tags", "triggers": [MARKER], "tags": tags}
-    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+    v11 = is_v11(request.vocabulary)
+    return triggered(
+        request, [MARKER], _v11_tags(request, names) if v11 else [tag(MARKER, _legacy_list(request, names), "")]
+    )
 
 
 def call_tag(vocabulary: Vocabulary | None) -> CallTag:

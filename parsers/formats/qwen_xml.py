@@ -64,6 +64,7 @@ from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd
+from .grammar import Element, json_value, repeated, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import XmlBlockStream, XmlBlockTags, raw_value
 
@@ -126,16 +127,12 @@ def write(calls: Sequence[Call]) -> str:
     return "\n".join(blocks)
 
 
-def _function_tags(request: ConstraintRequest, names: list[str]) -> list[dict[str, Any]]:
+def _function_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
     """One tag per tool: its block as the template writes it, the parameters as xgrammar's `qwen_xml`
     style renders a JSON schema (`<parameter=p>\\nvalue\\n</parameter>` lines)."""
+    end = f"\n{FUNCTION_CLOSE}\n{END}"
     return [
-        {
-            "type": "tag",
-            "begin": f"{START}\n{FUNCTION_OPEN}{name}>\n",
-            "content": {"type": "json_schema", "json_schema": request.parameters(name), "style": "qwen_xml"},
-            "end": f"\n{FUNCTION_CLOSE}\n{END}",
-        }
+        tag(f"{START}\n{FUNCTION_OPEN}{name}>\n", json_value(request.parameters(name), "qwen_xml"), end)
         for name in names
     ]
 
@@ -143,17 +140,14 @@ def _function_tags(request: ConstraintRequest, names: list[str]) -> list[dict[st
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """One or more blocks (one call each, a newline between) that end the output; at most one if
     `single`."""
-    blocks = {"type": "tags_with_separator", "tags": _function_tags(request, request.names), "separator": "\n"}
-    return {"type": "structural_tag", "format": {**blocks, "at_least_one": True, "stop_after_first": request.single}}
+    return structural(repeated(request, _function_tags(request, request.names), "\n"))
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Strict `tool_choice="auto"`: free text, where each `<tool_call>` opens a call that follows its
     tool's schema. The trigger is the block's tag alone: the parser reads a function after it
     whatever whitespace comes between, so every spelling it reads as a call is constrained."""
-    tags = _function_tags(request, list(request.schemas))
-    triggered = {"type": "triggered_tags", "triggers": [START], "tags": tags}
-    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+    return triggered(request, [START], _function_tags(request, list(request.schemas)))
 
 
 def _writes_name(name: str) -> bool:

@@ -44,6 +44,7 @@ from ..core.json_calls import ArgumentsReader
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream, NotACall
+from .grammar import Element, const, json_value, regex, repeated, sequence, structural, tag, triggered
 from .spec import Call, CallTag, ConstraintRequest, Format
 
 START, END = "<TOOL_CALLS>", "</TOOL_CALLS>"
@@ -231,41 +232,22 @@ def write(calls: Sequence[Call]) -> str:
     return f"{START}\n{lines}{END}"
 
 
-def _lines(request: ConstraintRequest, names: list[str]) -> dict[str, Any]:
+def _lines(request: ConstraintRequest, names: list[str]) -> Element:
     """One or more `name {json}` lines (at most one if `single`), each after a line break."""
-    tags = [
-        {
-            "type": "tag",
-            "begin": f"\n{name} ",
-            "content": {"type": "json_schema", "json_schema": request.parameters(name)},
-            "end": "",
-        }
-        for name in names
-    ]
-    return {
-        "type": "tags_with_separator",
-        "tags": tags,
-        "separator": "",
-        "at_least_one": True,
-        "stop_after_first": request.single,
-    }
+    return repeated(request, [tag(f"\n{name} ", json_value(request.parameters(name)), "") for name in names])
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Strict `auto`: free text, where each `<TOOL_CALLS>` opens a block of call lines that ends
     with `</TOOL_CALLS>` on its own line."""
-    block = {"type": "tag", "begin": START, "content": _lines(request, list(request.schemas)), "end": "\n" + END}
-    triggered = {"type": "triggered_tags", "triggers": [START], "tags": [block]}
-    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+    return triggered(request, [START], [tag(START, _lines(request, list(request.schemas)), "\n" + END)])
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """A block of one or more `name {json}` lines (at most one if `single`), then `</TOOL_CALLS>` on
     its own line or the end of the output (the parser reads both)."""
-    lines = _lines(request, request.names)
-    closing = {"type": "regex", "pattern": "(\n" + re.escape(END) + ")?"}
-    elements = [{"type": "const_string", "value": START}, lines, closing]
-    return {"type": "structural_tag", "format": {"type": "sequence", "elements": elements}}
+    closing = regex("(\n" + re.escape(END) + ")?")
+    return structural(sequence(const(START), _lines(request, request.names), closing))
 
 
 def _writes_name(name: str) -> bool:

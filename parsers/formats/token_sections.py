@@ -23,12 +23,15 @@ complete value (`_value_done`), and read what follows the value before the call'
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.json_calls import ArgumentsReader
 from ..core.outside import OutsideCalls
 from ..core.stream import JSON_SPACE, FormatStream, NotACall
+from .grammar import Element, repeated, structural, tag, triggered
+from .spec import ConstraintRequest
 
 TEXT, SECTION, ARGS_START, ARGS, AFTER_VALUE, HEAD = range(6)
 """The family's states; a format numbers its header's states from HEAD on."""
@@ -242,3 +245,29 @@ class SectionStream(FormatStream):
 
     def _pending_text(self) -> str:
         return "".join(self._raw)
+
+
+# -- the constraints ---------------------------------------------------------------------------------
+
+CallTags = Callable[[ConstraintRequest, list[str]], list[Element]]
+"""A format's tags for calls to the named tools, one each."""
+
+
+def _section(request: ConstraintRequest, calls: list[Element], begin: str, end: str | Sequence[str]) -> Element:
+    return tag(begin, repeated(request, calls), end)
+
+
+def required_sections(
+    request: ConstraintRequest, call_tags: CallTags, begin: str, end: str | Sequence[str]
+) -> dict[str, Any]:
+    """One section of one or more calls (at most one if `single`)."""
+    return structural(_section(request, call_tags(request, request.names), begin, end))
+
+
+def auto_sections(
+    request: ConstraintRequest, call_tags: CallTags, begins: Sequence[str], end: str | Sequence[str], call_begin: str
+) -> dict[str, Any]:
+    """Strict `auto`: free text, where whatever the parser reads as a call opener (a section's begin,
+    in each spelling, or a call's begin with no section around it) opens calls to declared tools."""
+    calls = call_tags(request, list(request.schemas))
+    return triggered(request, [*begins, call_begin], [*(_section(request, calls, b, end) for b in begins), *calls])

@@ -14,16 +14,22 @@ the grammar, is refused at its name or passes the size bound of its arguments is
 CALL_CLOSE (the `SKIP` state), and the other calls still count; a block that never holds a call,
 and a call cut off by the end of the output, are text; whitespace between tags is consumed as
 markup as it arrives, so what waits for more text is at most a partial tag or a name.
+
+A call's arguments may instead come as one JSON object (Kimi K3's `json` element, DSML's inline
+body): a format opens it with `_open_json`, and only whitespace, `json_close` (if the format has
+one) and CALL_CLOSE may follow it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.ids import IdFactory
+from ..core.json_calls import ArgumentsReader
 from ..core.json_lexer import json_string_body
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
@@ -32,10 +38,19 @@ from ..core.typed_values import decoded_string
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
 
 # States: text outside blocks; in a block between calls; in a call between parameters; in a tag's
-# NAME; in a VALUE; in a broken call, skipping to its CALL_CLOSE. A format numbers its own extra
-# states from FIRST_FORMAT_STATE on.
-TEXT, BLOCK, CALL, NAME, VALUE, SKIP = range(6)
-FIRST_FORMAT_STATE = 6
+# NAME; in a VALUE; in a broken call, skipping to its CALL_CLOSE; in a JSON body, and after it. A
+# format numbers its own extra states from FIRST_FORMAT_STATE on.
+TEXT, BLOCK, CALL, NAME, VALUE, SKIP, JSON_BODY, JSON_END = range(8)
+FIRST_FORMAT_STATE = 8
+
+
+_ATTRS = re.compile(r'(?:\s++[A-Za-z_][\w.:-]*+="[^"]*+")*+\s*+')  # possessive: never backtracks
+_ATTR = re.compile(r'([A-Za-z_][\w.:-]*)="([^"]*)"')
+
+
+def tag_attributes(attrs: str) -> dict[str, str] | None:
+    """A tag's `key="value"` pairs (DSML, Kimi K3's XTML), or None where ATTRS holds anything else."""
+    return dict(_ATTR.findall(attrs)) if _ATTRS.fullmatch(attrs) is not None else None
 
 
 def raw_value(value: Any) -> str:
@@ -65,6 +80,11 @@ class XmlBlockStream(FormatStream):
     blockless = False
     """Each call stands alone (GLM): START opens the call's NAME at once and CALL_CLOSE (which is
     END) ends it, with no block around calls."""
+    unclosed_value_ends_call = True
+    """A CALL_CLOSE that ends a value (the model dropped the value's close) completes the call (qwen);
+    False: the call breaks there (DSML), as a model that drops a close may have lost more."""
+    json_close: str | None = None
+    """The tag that closes a JSON body before CALL_CLOSE (Kimi K3's `json` element), if any."""
 
     def __init__(
         self,
@@ -87,6 +107,8 @@ class XmlBlockStream(FormatStream):
         self._schema: dict[str, Any] = {}  # the called tool's parameter schemas
         self._arguments: dict[str, Any] = {}
         self._param = ""
+        self._json: ArgumentsReader | None = None  # the call's JSON body, being read
+        self._json_closes: list[str] = []  # the tags still to come after it
         self._value = ParameterValueReader(
             value_ends, self._send_args, self._keep, self.limits, framing_newlines=framing_newlines
         )
@@ -97,18 +119,23 @@ class XmlBlockStream(FormatStream):
             NAME: self._scan_name,
             VALUE: self._scan_value,
             SKIP: self._scan_skip,
+            JSON_BODY: self._scan_json,
+            JSON_END: self._scan_json_end,
         }
 
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
         if m is not None:
-            self._raw = [self.tags.start]
-            self._block_calls = 0
-            self._state = BLOCK
+            self._open_block(self.tags.start)
             if self.blockless:
                 self._on_name = self._open_call
                 self._state = NAME
         return at
+
+    def _open_block(self, tag: str) -> None:
+        self._raw = [tag]
+        self._block_calls = 0
+        self._state = BLOCK
 
     # -- markup ----------------------------------------------------------------------------------
 
@@ -207,6 +234,8 @@ class XmlBlockStream(FormatStream):
     def _scan_value(self, text: str, pos: int) -> int | None:
         """Value text up to the tag that ends it (`core.xml_parameters`, the format's value ends)."""
         at, end, value = self._value.read(text, pos)
+        if end is not None and end.tag == self.tags.call_close and not self.unclosed_value_ends_call:
+            raise NotACall(f"a parameter without its close before {end.tag}", at, ended=True)
         if end is not None:
             self._value_ended(end, value)
         return at
@@ -225,13 +254,55 @@ class XmlBlockStream(FormatStream):
     def _keep(self, text: str) -> None:
         self._raw.append(text)
 
+    # -- a call's arguments as one JSON object ---------------------------------------------------
+
+    def _open_json(self) -> None:
+        """The call's arguments follow as one JSON object; only its closing tags may come after it."""
+        self._json = ArgumentsReader(self._send_args, self.limits)
+        self._json_closes = [self.tags.call_close, *([self.json_close] if self.json_close else [])]
+        self._state = JSON_BODY
+
+    def _scan_json(self, text: str, pos: int) -> int | None:
+        assert self._json is not None
+        stop, done = self._json.read(text, pos, self._raw)
+        if done:
+            self._state = JSON_END
+        return stop if stop > pos or done else None
+
+    def _scan_json_end(self, text: str, pos: int) -> int | None:
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        want = self._json_closes[-1]
+        found = self._literal_at(text, pos, (want,))
+        if found is None:
+            return None
+        if not found:
+            raise NotACall(f"more than {want} after the JSON arguments")
+        self._json_closes.pop()
+        if self._json_closes:
+            self._raw.append(found)
+            return pos + len(found)
+        assert self._json is not None
+        arguments, self._json = self._json.arguments, None
+        self._end_call(self._key, arguments)
+        self._block_calls += 1
+        self._raw = []
+        self._state = TEXT if self.blockless else BLOCK
+        return pos + len(found)
+
     # -- recovery --------------------------------------------------------------------------------
 
     def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
         """The current call (or block) breaks the grammar: it becomes text, the rest goes on."""
+        self._json = None
         self._reject(f"not a valid tool call ({err})", self._pending_text())
         self._raw = []
-        self._state = TEXT if self._state == BLOCK else SKIP
+        if self._state == BLOCK:
+            self._state = TEXT
+        elif err.ended:  # nothing of the broken call is left to skip
+            self._state = TEXT if self.blockless else BLOCK
+        else:
+            self._state = SKIP
         return pos if err.pos is None else err.pos
 
     def _scan_skip(self, text: str, pos: int) -> int | None:

@@ -42,6 +42,7 @@ from ..core.ids import IdFactory
 from ..core.lines import BREAK_PATTERN
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import ANY_SPACE, FormatStream, NotACall
+from .grammar import Element, const, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 from .tool_blocks import (
     XML_WORD,
@@ -316,10 +317,8 @@ def write(calls: Sequence[Call]) -> str:
     return START + "\n" + "\n".join(elements) + "\n" + END
 
 
-def _elements(request: ConstraintRequest, tools: list[tuple[str, list[str]]]) -> dict[str, Any]:
-    tags = tool_tags(tools, "<{name}", (' args="', XML_WORD, '"'), (">\n", "\n", "</{name}>\n"))
-    elements = {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": True}
-    return {**elements, "stop_after_first": request.single}
+def _elements(request: ConstraintRequest, tools: list[tuple[str, list[str]]]) -> Element:
+    return repeated(request, tool_tags(tools, "<{name}", (' args="', XML_WORD, '"'), (">\n", "\n", "</{name}>\n")))
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
@@ -328,25 +327,14 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     the words the tool's schema takes (no `args` when it takes none, no body when it takes no
     parameter). None when no requested tool can be written in this format."""
     tools = mappable_tools(request.schemas, request.only)
-    if not tools:
-        return None
-    sequence = [
-        {"type": "const_string", "value": START + "\n"},
-        _elements(request, tools),
-        {"type": "const_string", "value": END},
-    ]
-    return {"type": "structural_tag", "format": {"type": "sequence", "elements": sequence}}
+    return structural(sequence(const(START + "\n"), _elements(request, tools), const(END))) if tools else None
 
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     """Strict `auto`: free text, where each `<tool-use>` opens a block of the declared tools'
     elements (their words as the schema takes them; bodies stay free)."""
     tools = mappable_tools(request.schemas, None)
-    if not tools:
-        return None
-    block = {"type": "tag", "begin": START + "\n", "content": _elements(request, tools), "end": END}
-    triggered = {"type": "triggered_tags", "triggers": [START], "tags": [block]}
-    return {"type": "structural_tag", "format": {**triggered, "stop_after_first": request.single}}
+    return triggered(request, [START], [tag(START + "\n", _elements(request, tools), END)]) if tools else None
 
 
 def may_call(text: str) -> bool:
