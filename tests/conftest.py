@@ -20,6 +20,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 Codec = tuple[Callable[[str], Sequence[int]], Callable[[Sequence[int]], str]]
 
+
+def _utf8(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """A report's captured log and failure text as valid UTF-8: tests feed lone surrogates, the
+    parsers log them, and pytest-xdist cannot send a report holding one (its worker dies)."""
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(title, _utf8(text)) for title, text in report.sections]
+    if report.longrepr is not None and (text := str(report.longrepr)) != _utf8(text):
+        report.longrepr = _utf8(text)
+
+
 # Qwen2.5 / Qwen3 added tokens, in id order from 151643 (wire-formats.md 2.2).
 QWEN_ADDED = [
     "<|endoftext|>",

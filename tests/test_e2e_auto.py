@@ -24,7 +24,7 @@ from e2e import MODEL, STRICT_TOOLS, TOOLS, call_pairs, complete, stream
 from toolcall_parsers import get_format, parse
 from vllm_server import vllm_server
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]  # one vllm serve at a time: on one worker
 
 CALLS = [("get_weather", {"city": "Paris"}), ("search", {"query": 'say "hi" \\ ü'})]
 FORMAT = "mistral_json"

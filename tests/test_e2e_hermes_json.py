@@ -20,7 +20,7 @@ pytest.importorskip("vllm")
 import openai
 from e2e import STRICT_TOOLS, call_pairs, complete, stream
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]  # one vllm serve at a time: on one worker
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ pytest.importorskip("vllm")
 from loadtest import Options, expected_results, load, main, passed, pool
 from toolcall_parsers import FORMATS, parse
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]  # one vllm serve at a time: on one worker
 
 REQUESTS = 36  # each of the 6 pool entries 3 times streamed and 3 times not
 
