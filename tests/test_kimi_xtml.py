@@ -25,6 +25,7 @@ from helpers import (
 )
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
 from toolcall_parsers.core.events import Event, build_result, merge_text
+from toolcall_parsers.core.xml_entities import decode_entities
 from toolcall_parsers.formats import ConstraintRequest
 from toolcall_parsers.formats import kimi_xtml as k3
 from toolcall_parsers.formats.kimi_xtml import (
@@ -197,7 +198,7 @@ def test_attribute_escapes(k3_tokens):
     result = both(text, tools, k3_tokens)
     assert calls_of(result) == [('a&b"c<d>', {"k\"&'": "v &amp; &quot;w&quot;"})]  # the value is raw: not unescaped
     assert calls_of(both(write([('a&b"c<d>', {"k\"&'": "v"})]), tools)) == [('a&b"c<d>', {"k\"&'": "v"})]
-    assert k3.unescape_attr("&amp;quot; &#x41;&#66; &bogus; &#0;") == "&quot; AB &bogus; &#0;"
+    assert decode_entities("&amp;quot; &#x41;&#66; &bogus; &#0; &#xD800;") == "&quot; AB &bogus; &#0; &#xD800;"
 
 
 def test_undeclared_tools_as_text(monkeypatch):

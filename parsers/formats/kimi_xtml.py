@@ -25,8 +25,8 @@ content.
 
 A call names its tool in `tool`; `index` is the call's 1-based position in the turn, not an id: K3
 binds a tool result to its call by that position (`<|open|>message role="tool" tool=".." index=".."`),
-so ids are the engine's. Attribute values are escaped (`&amp;`, `&quot;`; `&lt;`, `&gt;`, `&apos;`
-and numeric references are read too). An argument's `type` says what its VALUE is: `string` is the
+so ids are the engine's. Attribute values are escaped (`&amp;`, `&quot;`; the other XML entities are
+read too, as `core.xml_entities` reads them). An argument's `type` says what its VALUE is: `string` is the
 raw text verbatim (`02134` stays a string); `number`, `integer`, `boolean`, `null`, `object`, `array`
 are JSON text (one that does not read as its type stays a string); a missing or unknown `type` leaves
 the value to the tool's schema (`core.typed_values`). VALUE has no escaping, so a
@@ -42,7 +42,6 @@ call, and a call the end of the output cuts off, are text; values stream) is `xm
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,6 +51,7 @@ from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import NotACall, shorten
 from ..core.typed_values import schema_types
+from ..core.xml_entities import decode_entities
 from ..core.xml_parameters import ValueEnd
 from .grammar import Element, const, json_value, one_of, optional, regex, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
@@ -75,23 +75,8 @@ TAGS = XmlBlockTags(TOOLS_OPEN, TOOLS_CLOSE, CALL_OPEN, CALL_CLOSE, ARG_OPEN, ca
 VALUE_END = ValueEnd(ARG_CLOSE, followers=(ARG_OPEN, CALL_CLOSE))
 _SEP_SCANNER = MarkerScanner([SEP])
 
-_ENTITY = re.compile(r"&(amp|quot|lt|gt|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
-_NAMED = {"amp": "&", "quot": '"', "lt": "<", "gt": ">", "apos": "'"}
 _TYPES = {"string", "number", "integer", "boolean", "null", "object", "array"}
 _XTML_TYPE = {"integer": "number"}  # the encoder writes every number as `number`
-
-
-def _entity(m: re.Match[str]) -> str:
-    ref = m.group(1)
-    if ref[0] != "#":
-        return _NAMED[ref]
-    code = int(ref[2:], 16) if ref[1] in "xX" else int(ref[1:])
-    return chr(code) if 0 < code <= 0x10FFFF else m.group()
-
-
-def unescape_attr(value: str) -> str:
-    """An attribute's value as written, in one pass (so `&amp;quot;` reads `&quot;`)."""
-    return _ENTITY.sub(_entity, value) if "&" in value else value
 
 
 def escape_attr(value: str) -> str:
@@ -157,7 +142,7 @@ class KimiXtmlStream(XmlBlockStream):
         self._raw.append(text[pos : sep + len(SEP)])
         if (pairs := tag_attributes(attrs)) is None:
             raise NotACall(f"malformed attributes {shorten(attrs)}", sep + len(SEP))
-        values = {key: unescape_attr(value) for key, value in pairs.items()}
+        values = {key: decode_entities(value) for key, value in pairs.items()}
         if self._on_name == self._open_call:
             name = values.get("tool", "")
             if len(name) > self.limits.max_name:

@@ -1,6 +1,5 @@
 """What gptme-style tool blocks (`markdown_tools`, `xml_tools`) share: positional words and a body
-mapped onto the tool's JSON schema, the body streamed as it is read, shell-like word splitting, and
-XML entity decoding.
+mapped onto the tool's JSON schema, the body streamed as it is read, and shell-like word splitting.
 
 A tool block carries no parameter names. Its arguments come from the request's tool schema:
 
@@ -25,9 +24,6 @@ quotes a backslash escapes the next character. Adjacent pieces join into one wor
 `ab c`). The line is bounded by the caller (`info_bound`), and the splitter is one
 pass of a regex that cannot backtrack.
 
-XML entities: `&lt;` `&gt;` `&amp;` `&quot;` `&apos;` and numeric `&#N;` / `&#xH;` are decoded; an
-unknown or broken entity, or a numeric one that is not a valid XML character (0, a surrogate, past
-U+10FFFF), is kept literally (models write `&` in code more often than they break entities).
 """
 
 from __future__ import annotations
@@ -45,10 +41,6 @@ from ..core.typed_values import decoded_string
 
 _WORD_PIECE = re.compile(r"""[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[ \t\r\n]+""", re.DOTALL)
 _DQUOTE_ESCAPE = re.compile(r"""\\([\\"$`])""")
-_ENTITY = re.compile(r"&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));")
-_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
-ENTITY_BOUND = len("&#x10FFFF;")
-"""The longest entity decoded: a partial entity held back is never longer."""
 
 
 def info_bound(limits: Limits) -> int:
@@ -87,41 +79,6 @@ def split_words(line: str) -> list[str]:
     if word is not None:
         words.append("".join(word))
     return words
-
-
-def _entity(m: re.Match[str]) -> str:
-    named, decimal, hexadecimal = m.groups()
-    if named:
-        return _NAMED[named]
-    code = int(decimal) if decimal else int(hexadecimal, 16)
-    if code == 0 or 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
-        return m.group()
-    return chr(code)
-
-
-def decode_entities(text: str) -> str:
-    """`text` with its XML entities decoded (see the module docstring)."""
-    return _ENTITY.sub(_entity, text) if "&" in text else text
-
-
-def entity_at(text: str, pos: int) -> tuple[str, int] | None:
-    """At an `&`: (what it stands for, the position after it). None while `text` may still
-    complete an entity (at most ENTITY_BOUND characters); ("&", pos + 1) when it is literal."""
-    m = _ENTITY.match(text, pos, pos + ENTITY_BOUND)
-    if m is not None:
-        return _entity(m), m.end()
-    rest = len(text) - pos
-    if rest < ENTITY_BOUND and ";" not in text[pos:] and _could_be_entity(text[pos + 1 :]):
-        return None
-    return "&", pos + 1
-
-
-_ENTITY_PREFIX = re.compile(r"(?:[a-z]{0,4}|#[0-9]{0,7}|#x[0-9a-fA-F]{0,6})")
-
-
-def _could_be_entity(head: str) -> bool:
-    m = _ENTITY_PREFIX.fullmatch(head)
-    return m is not None and (head[:1] in "#" or any(name.startswith(head) for name in _NAMED))
 
 
 def _admits_string(schema: Any) -> bool:

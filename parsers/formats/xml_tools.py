@@ -10,7 +10,7 @@ Grammar, as this machine reads it::
     NAME    := [^ \\t\\r\\n<>/="'&]{1,max_name}
 
 with START = `<tool-use>` and END = `</tool-use>`; `ws` is any whitespace. BODY is the element's text
-up to the first `</NAME>`, with XML entities decoded (`tool_blocks.decode_entities`: an unknown or
+up to the first `</NAME>`, with XML entities decoded (`core.xml_entities`: an unknown or
 broken entity and a bare `<` or `&` are kept literally, as models write code); one leading and one
 trailing line break are framing, `\\n` or `\\r\\n` (a `\\r\\n` is one line break; line breaks inside the
 body stay as written). Its arguments are mapped by the tool's schema as `markdown_tools` maps
@@ -42,14 +42,13 @@ from ..core.ids import IdFactory
 from ..core.lines import BREAK_PATTERN
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import ANY_SPACE, FormatStream, NotACall
+from ..core.xml_entities import decode_entities, entity_at
 from .grammar import Element, const, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 from .tool_blocks import (
     XML_WORD,
     BlockBody,
     BlockCall,
-    decode_entities,
-    entity_at,
     head_and_body,
     info_bound,
     mappable_tools,
