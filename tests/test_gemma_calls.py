@@ -269,6 +269,31 @@ def test_broken_calls_are_text_and_the_others_count(g4_tokens):
         assert result.content == broken + " x", broken
 
 
+def test_the_next_calls_opener_in_a_bare_value_breaks_the_call_there(g4_tokens):
+    """A bare value runs to a `,` or a bracket; the opener of a call in it means the model began the
+    next call: the first is text up to the opener, the next one counts (it was swallowed into the
+    value)."""
+    first = "<|tool_call>call:get_weather{city:Rome,days:"
+    result = both(first + call("get_weather", "city:Oslo"), TOOLS, g4_tokens)
+    assert calls_of(result) == [("get_weather", {"city": "Oslo"})]
+    assert result.content == first
+    fg = "<start_function_call>call:get_weather{city:"
+    result = both(fg + "<start_function_call>call:get_weather{city:<escape>Oslo<escape>}<end_function_call>")
+    assert calls_of(result) == [("get_weather", {"city": "Oslo"})] and result.content == fg
+
+
+def test_whitespace_after_a_closing_delimiter_is_markup(g4_tokens):
+    """`<|"|>Rome<|"|> }`: the delimiter closes the string where the container goes on after
+    whitespace too (it was read as a quote, and the call ran into its closer)."""
+    for args in (f"city:{s('Rome')} ", f"city:{s('Rome')}\n , days: 2", f"city:{s('Rome')} ,days:2 "):
+        result = both(call("get_weather", args), TOOLS, g4_tokens)
+        assert [c[1]["city"] for c in calls_of(result)] == ["Rome"], args
+    result = both(call("f", f"xs:[{s('a')} , {s('b')} ]"), None, g4_tokens)
+    assert calls_of(result) == [("f", {"xs": ["a", "b"]})]
+    result = both(call("f", f"q:{s('say ')} hi{Q}"), None, g4_tokens)  # a delimiter before text: a quote
+    assert calls_of(result) == [("f", {"q": 'say " hi'})]
+
+
 def test_a_call_the_end_cuts_off_is_text():
     for cut in ("<|tool_call>", "<|tool_call>call:f", "<|tool_call>call:f{a:" + Q + "x", call("f", "a:1")[:-3]):
         result = both(cut, None)

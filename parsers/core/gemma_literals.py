@@ -15,15 +15,16 @@ own, the caller presents that text again with more. Kinds:
 - `key`: a bare key (up to `:`), `bare`: a bare value (up to `,`, `}`, `]`, the closer; in an
   object a `, ` stays in it unless a member follows), both bounded by `max_scalar`; `bstr`: a
   bare value ended by a stray delimiter (`weather in Tokyo<|"|>}`, the model forgot the opening
-  one): a string;
+  one): a string; the call's opener in a bare value is `bad`, at the opener: the model began the
+  next call, which is read from there;
 - `str` / `strend` / `strcut` / `strnext`: a delimited string's text in pieces, so a long value
-  streams. A delimiter closes the string only where the container's syntax goes on (`,`, or the bracket that closes
-  the container the string is in); elsewhere it is a literal `"`, as Gemma 4 writes a quote inside
-  a value (`duckdb.sql(<|"|><|"|><|"|>...`). Where the string runs into `,key:<|"|>`, the model
-  forgot the closing delimiter: the string ends at the `,` (`strcut`, the `,` included) and the
-  next key is read; where the delimiter is followed by `key:`, the model forgot the `,`
-  (`strnext`: the string ends, and a `,` is implied). The call's closer inside a string is
-  `bad`: the string never ended;
+  streams. A delimiter closes the string only where the container's syntax goes on (`,`, or the
+  bracket that closes the container the string is in, whitespace allowed before it); elsewhere it
+  is a literal `"`, as Gemma 4 writes a quote inside a value (`duckdb.sql(<|"|><|"|><|"|>...`).
+  Where the string runs into `,key:<|"|>`, the model forgot the closing delimiter: the string ends
+  at the `,` (`strcut`, the `,` included) and the next key is read; where the delimiter is
+  followed by `key:`, the model forgot the `,` (`strnext`: the string ends, and a `,` is implied).
+  The call's closer inside a string is `bad`: the string never ended;
 - `quoted`: a value written as a JSON (`"x"`) or Python (`'x'`) string, as Gemma 4 writes some
   inside containers; `bad`: text no argument can hold (value: why).
 
@@ -66,6 +67,8 @@ class Dialect:
     quote: str = '"'
     typed_strings: bool = False
     """A delimited value is raw text typed by the schema (FunctionGemma delimits every value)."""
+    opener: str = ""
+    """The call's opener: met in a bare value, it ends the call there (the model began the next one)."""
 
 
 class GemmaSyntaxError(ValueError):
@@ -77,6 +80,7 @@ class GemmaSyntaxError(ValueError):
 
 
 _WS = re.compile(r"[ \t\r\n]+")
+_SPACE = re.compile(r"[ \t\r\n]*")
 _KEY_AFTER = re.compile(r"[^\W\d][\w.-]*[ \t]*:")
 _KEY_AFTER_PREFIX = re.compile(r"[^\W\d][\w.-]*[ \t]*")
 _KEY_CHARS = "[^\\s:,{}\\[\\]()<>\"'=]"
@@ -99,8 +103,9 @@ class GemmaLexer:
         self._max = max_scalar
         d, c = re.escape(dialect.delimiter), re.escape(dialect.closer)
         self._string_stops = re.compile(f"{d}|{c}|,")
-        self._stops = re.compile(f"[,}}\\]]|{d}|{c}")
-        self._stops_paren = re.compile(f"[,}}\\])]|{d}|{c}")
+        o = f"|{re.escape(dialect.opener)}" if dialect.opener else ""
+        self._stops = re.compile(f"[,}}\\]]|{d}|{c}{o}")
+        self._stops_paren = re.compile(f"[,}}\\])]|{d}|{c}{o}")
         self._partial = MarkerScanner([dialect.delimiter, dialect.closer])
         self._follow = ""  # inside a string: the characters after a delimiter that close it
 
@@ -157,6 +162,8 @@ class GemmaLexer:
                         return None  # a member may follow: hold the value
                     i = j + 1
                     continue
+            if m.group() == self.dialect.opener:  # the call is broken; the next one starts here
+                return ("bad", "the next call's opener inside a value", pos, j)
             if m.group() != self.dialect.delimiter:
                 return ("bare", text[pos:j], pos, j)
             after = j + len(self.dialect.delimiter)
@@ -216,9 +223,10 @@ class GemmaLexer:
                     break
                 return ("bad", "the call ends inside a string", j, j)
             after = j + len(delim)
-            if after == n:
+            gap = _SPACE.match(text, after, after + self._max).end()  # type: ignore[union-attr]
+            if gap == n:
                 break
-            if text[after] in self._follow:
+            if text[gap] in self._follow:  # whitespace before it is the container's (`<|"|>x<|"|> }`)
                 parts.append(text[run:j])
                 self._follow = ""
                 return ("strend", "".join(parts), start, after)

@@ -67,7 +67,8 @@ from .spec import Call, ConstraintRequest, Format
 TOOL_CALL, TOOL_CALL_END, DELIM = "<|tool_call>", "<tool_call|>", '<|"|>'
 FG_CALL, FG_CALL_END, FG_ESCAPE = "<start_function_call>", "<end_function_call>", "<escape>"
 CHANNEL, CHANNEL_END, TOOL_RESPONSE = "<|channel>", "<channel|>", "<|tool_response>"
-GEMMA4, FUNCTION_GEMMA = Dialect(DELIM, TOOL_CALL_END), Dialect(FG_ESCAPE, FG_CALL_END, typed_strings=True)
+GEMMA4 = Dialect(DELIM, TOOL_CALL_END, opener=TOOL_CALL)
+FUNCTION_GEMMA = Dialect(FG_ESCAPE, FG_CALL_END, typed_strings=True, opener=FG_CALL)
 _DIALECTS = {TOOL_CALL: GEMMA4, FG_CALL: FUNCTION_GEMMA}
 _CALL_WORD = "call:"
 
