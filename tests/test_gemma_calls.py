@@ -294,6 +294,15 @@ def test_whitespace_after_a_closing_delimiter_is_markup(g4_tokens):
     assert calls_of(result) == [("f", {"q": 'say " hi'})]
 
 
+def test_a_lone_surrogate_in_a_value_is_escaped_in_the_arguments_json():
+    """Text from the Python API may hold one (or a JSON-quoted value may write `\\ud800`): the
+    arguments JSON escapes it, so it always encodes as UTF-8 and reads back to the same value."""
+    for args, value in (('a:"x\\ud800y"', "x\ud800y"), ("a:x\ud800y", "x\ud800y"), ('a:["\\udc00"]', ["\udc00"])):
+        result = both(call("f", args), None)
+        [got] = result.calls
+        assert got.arguments == {"a": value} and json.loads(got.arguments_json.encode("utf-8")) == {"a": value}
+
+
 def test_a_call_the_end_cuts_off_is_text():
     for cut in ("<|tool_call>", "<|tool_call>call:f", "<|tool_call>call:f{a:" + Q + "x", call("f", "a:1")[:-3]):
         result = both(cut, None)

@@ -48,7 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .json_lexer import json_string_body
+from .json_lexer import json_string_body, json_text
 from .limits import Limits
 from .markers import MarkerScanner, literal_at
 from .python_literals import NotALiteral, number
@@ -395,7 +395,7 @@ class GemmaArguments:
 
     def _value(self, top: _Frame, value: Any) -> None:
         self._prefix(top)
-        self._send(json.dumps(value, ensure_ascii=False))
+        self._send(json_text(value))  # a lone surrogate escaped: the JSON encodes as UTF-8
         self._store(top, value)
 
     def _store(self, top: _Frame, value: Any) -> None:
