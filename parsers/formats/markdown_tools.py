@@ -57,13 +57,13 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.lines import before_break, next_break
 from ..core.outside import OutsideCalls, ThinkMarkers
-from ..core.stream import FormatStream, NotACall
+from ..core.stream import NotACall
 from .grammar import Element, regex, repeated, sequence, structural, triggered
 from .spec import Call, ConstraintRequest, Format
 from .tool_blocks import (
     MD_WORD,
     BlockBody,
-    BlockCall,
+    ToolBlockStream,
     head_and_body,
     info_bound,
     mappable_tools,
@@ -84,7 +84,7 @@ _WORD_GAP = re.compile(r"[ \t\r]")
 _LINE, _TEXT, _INFO, _BODY_LINE, _BODY, _CLOSE_TAIL, _CODE_LINE, _CODE, _CODE_TAIL = range(9)
 
 
-class MarkdownToolsStream(FormatStream):
+class MarkdownToolsStream(ToolBlockStream):
     """Incremental parser for one response in the `markdown_tools` format."""
 
     format_name = "markdown_tools"
@@ -209,11 +209,7 @@ class MarkdownToolsStream(FormatStream):
             self._state = _CODE_LINE
             return
         try:
-            words = split_words(info.lstrip(" \t")[len(name) :])
-            call = BlockCall(self.tools.schemas[name], words)
-            self._key = self._start_call(name)
-            self._block = BlockBody(call, self._send_args)
-            self._call_args(self._key, call.head_json)
+            self._open_block_call(name, split_words(info.lstrip(" \t")[len(name) :]))
         except NotACall as err:
             self._reject(f"a {name!r} block that is not a call ({err})", "".join(self._raw))
             self._reset_block()
@@ -269,19 +265,10 @@ class MarkdownToolsStream(FormatStream):
         self._state = _BODY
         return pos
 
-    def _body(self, data: str) -> None:
-        """Body text (after the line break held before it, which is now known to be body)."""
-        assert self._block is not None
-        self._block.write(data)
-
-    def _send_args(self, fragment: str) -> None:
-        self._call_args(self._key, fragment)
-
     def _finish_call(self) -> None:
         """The closing fence: the call ends, or (a body it cannot take, too long) is content."""
-        assert self._block is not None
         try:
-            self._end_call(self._key, self._block.finish())
+            self._end_block_call()
         except NotACall as err:
             self._reject(f"a tool block that is not a call ({err})", "".join(self._raw))
         self._reset_block()

@@ -36,7 +36,7 @@ from typing import Any
 from ..core.json_lexer import json_string_body
 from ..core.limits import Limits
 from ..core.lines import HeldBreak
-from ..core.stream import DeferredBound, NotACall
+from ..core.stream import DeferredBound, FormatStream, NotACall
 from ..core.typed_values import decoded_string
 
 _WORD_PIECE = re.compile(r"""[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[ \t\r\n]+""", re.DOTALL)
@@ -165,6 +165,34 @@ class BlockBody:
         arguments = self._call.finished("".join(self._parts))
         self._send(self._call.tail_json)
         return arguments
+
+
+class ToolBlockStream(FormatStream):
+    """What the two tool-block streams share: a block's call opened from its words, its body
+    streamed as it is read, and its end."""
+
+    _key: int
+    _block: BlockBody | None
+
+    def _open_block_call(self, name: str, words: list[str]) -> None:
+        """The call to `name` starts, its words mapped (NotACall: the schema cannot take them)."""
+        call = BlockCall(self.tools.schemas[name], words)
+        self._key = self._start_call(name)
+        self._block = BlockBody(call, self._send_args)
+        self._call_args(self._key, call.head_json)
+
+    def _body(self, data: str) -> None:
+        """Body text (after a line break held before it, which is now known to be body)."""
+        assert self._block is not None
+        self._block.write(data)
+
+    def _send_args(self, fragment: str) -> None:
+        self._call_args(self._key, fragment)
+
+    def _end_block_call(self) -> None:
+        """The block's end: the call ends (NotACall: a body it cannot take, or too long)."""
+        assert self._block is not None
+        self._end_call(self._key, self._block.finish())
 
 
 def positional_parameters(schema: dict[str, Any]) -> list[str]:

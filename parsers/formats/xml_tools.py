@@ -41,14 +41,14 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.lines import BREAK_PATTERN
 from ..core.outside import OutsideCalls, ThinkMarkers
-from ..core.stream import ANY_SPACE, FormatStream, NotACall
+from ..core.stream import ANY_SPACE, NotACall
 from ..core.xml_entities import decode_entities, entity_at
 from .grammar import Element, const, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 from .tool_blocks import (
     XML_WORD,
     BlockBody,
-    BlockCall,
+    ToolBlockStream,
     head_and_body,
     info_bound,
     mappable_tools,
@@ -67,7 +67,7 @@ _BODY_STOP = re.compile(f"[<&]|{BREAK_PATTERN}")
 _TEXT, _BLOCK, _NAME, _TAG, _ARGS, _BODY = range(6)
 
 
-class XmlToolsStream(FormatStream):
+class XmlToolsStream(ToolBlockStream):
     """Incremental parser for one response in the `xml_tools` format."""
 
     format_name = "xml_tools"
@@ -203,11 +203,7 @@ class XmlToolsStream(FormatStream):
     def _open_element(self) -> None:
         """A complete start tag: the call starts (or the element is not a call: NotACall)."""
         name = "".join(self._name)
-        words = split_words(decode_entities("".join(self._args or ())))
-        call = BlockCall(self.tools.schemas[name], words)
-        self._key = self._start_call(name)
-        self._block = BlockBody(call, self._send_args)
-        self._call_args(self._key, call.head_json)
+        self._open_block_call(name, split_words(decode_entities("".join(self._args or ()))))
         self._end_tag = f"</{name}>"
         self._state = _BODY
 
@@ -259,18 +255,12 @@ class XmlToolsStream(FormatStream):
         return pos + len(line_break)
 
     def _body(self, data: str) -> None:
-        """Body text (after a line break held before it, which is now known to be body)."""
         self._body_started = True
-        assert self._block is not None
-        self._block.write(data)
-
-    def _send_args(self, fragment: str) -> None:
-        self._call_args(self._key, fragment)
+        super()._body(data)
 
     def _finish_element(self) -> None:
         """The end tag: the call ends (or, a body it cannot take or too long, NotACall)."""
-        assert self._block is not None
-        self._end_call(self._key, self._block.finish())
+        self._end_block_call()
         self._block_calls += 1
         self._raw = []
         self._reset_element()
