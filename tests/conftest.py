@@ -32,7 +32,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     outcome = yield
     report = outcome.get_result()
     report.sections = [(title, _utf8(text)) for title, text in report.sections]
-    if report.longrepr is not None and (text := str(report.longrepr)) != _utf8(text):
+    if isinstance(report.longrepr, tuple):  # a skip: (path, line, message)
+        path, line, message = report.longrepr
+        report.longrepr = (path, line, _utf8(message))
+    elif report.longrepr is not None and (text := str(report.longrepr)) != _utf8(text):
         report.longrepr = _utf8(text)
 
 

@@ -277,7 +277,7 @@ class XmlBlockStream(FormatStream):
         if found is None:
             return None
         if not found:
-            raise NotACall(f"more than {want} after the JSON arguments")
+            raise NotACall(f"no {want} after the JSON arguments")
         self._json_closes.pop()
         if self._json_closes:
             self._raw.append(found)
