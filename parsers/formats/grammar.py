@@ -1,10 +1,10 @@
 """The pieces of xgrammar's structural tags the formats' constraints are built from, written once.
 
 A constraint is a JSON-able dict in xgrammar's `structural_tag` language, which both engines hand
-to xgrammar as it is. The formats compose these builders so
-each constraint reads like the format's grammar, and so the two shapes every format offers are the
-same everywhere: `required` (the calls at once) and strict `auto` (free text, where the format's
-openers start calls to declared tools, `stop_after_first` when the request allows one call).
+to xgrammar as it is. The formats compose these builders so each constraint reads like the format's
+grammar, and so the two shapes every format offers are the same everywhere: `required` (the calls
+at once) and strict `auto` (free text, where the format's openers start calls to declared tools,
+`stop_after_first` when the request allows one call).
 """
 
 from __future__ import annotations

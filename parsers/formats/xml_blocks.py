@@ -209,7 +209,11 @@ class XmlBlockStream(FormatStream):
 
     def _end_call_element(self) -> None:
         self._call_args(self._key, "}" if self._arguments else "{}")
-        self._end_call(self._key, self._arguments)
+        self._call_ended(self._arguments)
+
+    def _call_ended(self, arguments: dict[str, Any]) -> None:
+        """The call is complete (its parameters, or its JSON body): the block goes on."""
+        self._end_call(self._key, arguments)
         self._block_calls += 1
         self._raw = []
         self._state = TEXT if self.blockless else BLOCK
@@ -284,10 +288,7 @@ class XmlBlockStream(FormatStream):
             return pos + len(found)
         assert self._json is not None
         arguments, self._json = self._json.arguments, None
-        self._end_call(self._key, arguments)
-        self._block_calls += 1
-        self._raw = []
-        self._state = TEXT if self.blockless else BLOCK
+        self._call_ended(arguments)
         return pos + len(found)
 
     # -- recovery --------------------------------------------------------------------------------
