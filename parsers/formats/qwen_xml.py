@@ -65,7 +65,7 @@ from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd
 from .grammar import Element, json_value, repeated, structural, tag, triggered
-from .spec import Call, ConstraintRequest, Format
+from .spec import Call, Constraint, ConstraintRequest, Format, Writer
 from .xml_blocks import XmlBlockStream, XmlBlockTags, raw_value
 
 START, END = "<tool_call>", "</tool_call>"
@@ -73,14 +73,19 @@ FUNCTION_OPEN, FUNCTION_CLOSE = "<function=", "</function>"
 PARAM_OPEN, PARAM_CLOSE = "<parameter=", "</parameter>"
 TAGS = XmlBlockTags(START, END, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, call_word="function")
 
-VALUE_ENDS = (
-    ValueEnd(PARAM_CLOSE, followers=(PARAM_OPEN, FUNCTION_CLOSE)),
-    ValueEnd(FUNCTION_CLOSE, followers=(END, START, FUNCTION_OPEN), at_end_of_output=True),
-    ValueEnd(PARAM_OPEN, line_start=True, kept=0),
-)
-"""What ends a value (see the module docstring); `core.xml_parameters` applies them."""
+
+def value_ends(tags: XmlBlockTags) -> tuple[ValueEnd, ...]:
+    """What ends a value (see the module docstring) inside blocks of `tags`; `core.xml_parameters`
+    applies them."""
+    return (
+        ValueEnd(PARAM_CLOSE, followers=(PARAM_OPEN, FUNCTION_CLOSE)),
+        ValueEnd(FUNCTION_CLOSE, followers=(tags.end, tags.start, FUNCTION_OPEN), at_end_of_output=True),
+        ValueEnd(PARAM_OPEN, line_start=True, kept=0),
+    )
+
 
 _NAME_END = re.compile("[<>\n]")
+_BREAK_CHARS = ("\n", "\r")
 
 
 class QwenXmlStream(XmlBlockStream):
@@ -89,6 +94,7 @@ class QwenXmlStream(XmlBlockStream):
 
     format_name = "qwen_xml"
     tags = TAGS
+    parameter_ends = value_ends(TAGS)
 
     def __init__(
         self,
@@ -97,7 +103,7 @@ class QwenXmlStream(XmlBlockStream):
         *,
         think_markers: ThinkMarkers = ("<think>", "</think>"),
     ) -> None:
-        super().__init__(tools, id_factory, think_markers, VALUE_ENDS, framing_newlines=True)
+        super().__init__(tools, id_factory, think_markers, self.parameter_ends, framing_newlines=True)
 
     def _scan_name(self, text: str, pos: int) -> int | None:
         """A tag's NAME up to its `>`. What is held back is at most a name long; past that, or at a
@@ -118,40 +124,60 @@ class QwenXmlStream(XmlBlockStream):
 # -- the spec --------------------------------------------------------------------------------------
 
 
-def write(calls: Sequence[Call]) -> str:
-    """One block per call, values verbatim on their own lines, as Qwen3-Coder's template writes them."""
-    blocks = []
-    for name, arguments in calls:
-        params = "".join(f"{PARAM_OPEN}{k}>\n{raw_value(v)}\n{PARAM_CLOSE}\n" for k, v in arguments.items())
-        blocks.append(f"{START}\n{FUNCTION_OPEN}{name}>\n{params}{FUNCTION_CLOSE}\n{END}")
-    return "\n".join(blocks)
+def block_writer(tags: XmlBlockTags, *, inline: bool = False) -> Writer:
+    """Calls -> one block of `tags` per call, a newline between, each value verbatim between its
+    parameter's tags: on its own lines, or (`inline`) right between them, framed by line breaks only
+    where the value begins or ends with a line break's character (one line break each side is
+    markup)."""
+
+    def framed(value: Any) -> str:
+        raw = raw_value(value)
+        bare = inline and raw[:1] not in _BREAK_CHARS and raw[-1:] not in _BREAK_CHARS
+        return raw if bare else f"\n{raw}\n"
+
+    def write(calls: Sequence[Call]) -> str:
+        blocks = []
+        for name, arguments in calls:
+            params = "".join(f"{PARAM_OPEN}{k}>{framed(v)}{PARAM_CLOSE}\n" for k, v in arguments.items())
+            blocks.append(f"{tags.start}\n{FUNCTION_OPEN}{name}>\n{params}{FUNCTION_CLOSE}\n{tags.end}")
+        return "\n".join(blocks)
+
+    return write
 
 
-def _function_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
-    """One tag per tool: its block as the template writes it, the parameters as xgrammar's `qwen_xml`
-    style renders a JSON schema (`<parameter=p>\\nvalue\\n</parameter>` lines)."""
-    end = f"\n{FUNCTION_CLOSE}\n{END}"
-    return [
-        tag(f"{START}\n{FUNCTION_OPEN}{name}>\n", json_value(request.parameters(name), "qwen_xml"), end)
-        for name in names
-    ]
+write = block_writer(TAGS)
+"""Values on their own lines, as Qwen3-Coder's template writes them."""
 
 
-def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """One or more blocks (one call each, a newline between) that end the output; at most one if
-    `single`."""
-    return structural(repeated(request, _function_tags(request, request.names), "\n"))
+def block_constraints(tags: XmlBlockTags) -> tuple[Constraint, Constraint]:
+    """The `required` and strict `auto` constraints for blocks of `tags`.
+
+    `required`: one or more blocks (one call each, a newline between) that end the output, at most
+    one if `single`. Strict `auto`: free text, where each block's start tag opens a call that
+    follows its tool's schema; the trigger is the start tag alone, since the parser reads a function
+    after it whatever whitespace comes between, so every spelling it reads as a call is
+    constrained. One tag per tool: its block as the template writes it, the parameters as
+    xgrammar's `qwen_xml` style renders a JSON schema."""
+
+    def function_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
+        end = f"\n{FUNCTION_CLOSE}\n{tags.end}"
+        begin = f"{tags.start}\n{FUNCTION_OPEN}"
+        return [tag(f"{begin}{name}>\n", json_value(request.parameters(name), "qwen_xml"), end) for name in names]
+
+    def required(request: ConstraintRequest) -> dict[str, Any]:
+        return structural(repeated(request, function_tags(request, request.names), "\n"))
+
+    def auto(request: ConstraintRequest) -> dict[str, Any]:
+        return triggered(request, [tags.start], function_tags(request, list(request.schemas)))
+
+    return required, auto
 
 
-def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Strict `tool_choice="auto"`: free text, where each `<tool_call>` opens a call that follows its
-    tool's schema. The trigger is the block's tag alone: the parser reads a function after it
-    whatever whitespace comes between, so every spelling it reads as a call is constrained."""
-    return triggered(request, [START], _function_tags(request, list(request.schemas)))
+required_constraint, auto_constraint = block_constraints(TAGS)
 
 
-def _writes_name(name: str) -> bool:
-    # `<function=NAME>`: read up to `<`, `>` or a line break, and stripped
+def writes_name(name: str) -> bool:
+    """`<function=NAME>`: read up to `<`, `>` or a line break, and stripped."""
     return _NAME_END.search(name) is None and name == name.strip()
 
 
@@ -163,7 +189,7 @@ FORMAT = Format(
     markers=(START, END, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE),
     required=required_constraint,
     auto=auto_constraint,
-    writes_name=_writes_name,
+    writes_name=writes_name,
     typed_values=True,
     vllm_names=("qwen3_coder", "qwen3_xml"),
     sglang_names=("qwen3_coder",),

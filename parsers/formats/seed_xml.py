@@ -1,0 +1,87 @@
+"""`seed_xml`: ByteDance Seed-OSS tool calls: `qwen_xml`'s grammar inside Seed's own block tags,
+reasoning in Seed's own think tags.
+
+Grammar, as this machine reads it::
+
+    output    := (text | think | block)*
+    think     := "<seed:think>" text "</seed:think>"     # everything inside is text, never a call
+    block     := START ws (function ws)* [END]           # END may be missing after complete functions
+    function  := "<function=" NAME ">" ws (parameter ws)* "</function>"
+    parameter := "<parameter=" NAME ">" ["\\n"] VALUE ["\\n"] [PARAM_CLOSE]
+
+with START = `<seed:tool_call>`, END = `</seed:tool_call>` (single tokens of Seed-OSS's tokenizer,
+added but not special, so decoding keeps them either way) and PARAM_CLOSE = `</parameter>`.
+Everything between START and END is `qwen_xml`'s: the same machine (`QwenXmlStream` with these
+tags), so NAME, VALUE, what ends a value, a dropped `</parameter>` or `</function>`, the typing of
+values by the tool's schema and every error case are as that format's section says, word for word.
+The one difference in what the model writes: Seed's template puts a value right between its tags
+(`<parameter=city>Paris</parameter>`), where Qwen's puts it on its own lines; both read the same.
+
+Reasoning: `<seed:think>..</seed:think>` (with the `<seed:cot_budget_reflect>` notes Seed writes
+inside it) is text to this parser, so a block the model writes while thinking (Seed often quotes
+the call it is about to make) is never a call; a reasoning parser in front takes it out of the
+content. `<think>` means nothing to Seed and is plain text here.
+
+Values that are not strings: our template and writer give them as JSON. Seed's own template writes
+them with Python's `str()` (`True`, `None`, `['a', 'b']`, `{'k': 1}`); a boolean and a number read
+the same either way, a list or a dict in Python's spelling stays the string the model wrote, and so
+does `None`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.outside import ThinkMarkers
+from .qwen_xml import (
+    FUNCTION_CLOSE,
+    FUNCTION_OPEN,
+    PARAM_CLOSE,
+    PARAM_OPEN,
+    QwenXmlStream,
+    block_constraints,
+    block_writer,
+    value_ends,
+    writes_name,
+)
+from .spec import Format
+from .xml_blocks import XmlBlockTags
+
+START, END = "<seed:tool_call>", "</seed:tool_call>"
+THINK_MARKERS = ("<seed:think>", "</seed:think>")
+TAGS = XmlBlockTags(START, END, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, call_word="function")
+
+
+class SeedXmlStream(QwenXmlStream):
+    """Incremental parser for one response in Seed-OSS's tool-call format (`qwen_xml`'s machine with
+    Seed's block and think tags)."""
+
+    format_name = "seed_xml"
+    tags = TAGS
+    parameter_ends = value_ends(TAGS)
+
+    def __init__(
+        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = THINK_MARKERS
+    ) -> None:
+        super().__init__(tools, id_factory, think_markers=think_markers)
+
+
+write = block_writer(TAGS, inline=True)
+"""Each value right between its tags, as Seed-OSS's template writes it."""
+
+required_constraint, auto_constraint = block_constraints(TAGS)
+
+FORMAT = Format(
+    "seed_xml",
+    "<seed:tool_call>\\n<function=f>\\n<parameter=p>v</parameter>\\n</function>\\n</seed:tool_call> (Seed-OSS)",
+    SeedXmlStream,
+    write,
+    markers=(START, END, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE),
+    special_tokens=(START, END),
+    required=required_constraint,
+    auto=auto_constraint,
+    writes_name=writes_name,
+    typed_values=True,
+    vllm_names=("seed_oss",),
+)
