@@ -201,6 +201,15 @@ def test_attribute_escapes(k3_tokens):
     assert decode_entities("&amp;quot; &#x41;&#66; &bogus; &#0; &#xD800;") == "&quot; AB &bogus; &#0; &#xD800;"
 
 
+def test_a_key_written_as_a_surrogate_pair_is_the_key_its_json_reads_back():
+    """The arguments' JSON fragments and the finished arguments agree on a key written as two lone
+    surrogates (JSON reads them back as the one character they encode), in every chunking."""
+    text = TOOLS_OPEN + call("get_weather", 1, ("\ud83d\ude00", "string", "v")) + TOOLS_CLOSE
+    result = both(text, TOOLS)
+    assert calls_of(result) == [("get_weather", {"\U0001f600": "v"})]
+    assert json.loads(result.calls[0].arguments_json) == result.calls[0].arguments
+
+
 def test_undeclared_tools_as_text(monkeypatch):
     monkeypatch.setenv("TOOLCALL_PARSERS_UNDECLARED_TOOLS", "text")
     nope = call("nope", 1, ("x", "string", "1"))

@@ -495,6 +495,8 @@ def test_tool_block_round_trip(smollm2_tokenizer, qwen_codec, fmt, calls_and_too
     from helpers import run_chunks, token_chunks
 
     calls, tools = calls_and_tools
+    if fmt == "markdown_tools":  # a fence has no escape: a body's final `\r` joins the closing line break
+        assume(not any(v.endswith("\r") for _, args in calls for v in args.values()))
     message = {
         "role": "assistant",
         "content": content,

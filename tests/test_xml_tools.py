@@ -84,6 +84,14 @@ def test_a_crlf_framing_line_break_is_one_line_break(text, expected):
             assert [c.arguments for c in result.calls] == [expected]
 
 
+@pytest.mark.parametrize("body", ["\r", "a\r", "\r\n", "\ra", "\r\r\n"])
+def test_the_writer_and_template_escape_a_body_carriage_return_beside_the_framing(body):
+    """A body's `\\r` is written `&#13;`: a literal one beside the framing line break would join it."""
+    text = get_format("xml_tools").write([("shell", {"command": body})])
+    assert "\r" not in text
+    assert calls(text) == [("shell", {"command": body})]
+
+
 def test_a_carriage_return_that_may_start_a_line_break_is_held_one_character():
     s = stream("eager")
     s.feed("<tool-use><shell>ls")

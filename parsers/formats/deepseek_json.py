@@ -36,7 +36,8 @@ wrappers next to other keys get the object as written.
 The template writes V3.1's form, after V3.1's own template: it is what V3.1 / V3.2-Exp write and
 what both engines' `deepseek_v31` read, and it puts no fence around the JSON. V3's form (V3 /
 R1-0528, whose own templates write it into history) is read, never written. The machine is the family's
-(`token_sections.SectionStream`); this module is the header, the fence and the wrappers.
+(`token_sections.SectionStream`); this module is the header and the fence, and a call's arguments go
+out through `core/wrapped_arguments.py`, which takes a wrapper off.
 
 Ids: DeepSeek writes none; the engine's ids are used.
 """
@@ -46,12 +47,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.json_lexer import json_text, too_deep
 from ..core.stream import NotACall
-from ..core.typed_values import SchemaFacts
+from ..core.wrapped_arguments import WrappedArguments
 from .grammar import Element, json_value, tag
 from .spec import Call, CallTag, ConstraintRequest, Format
 from .token_sections import HEAD, SectionStream, auto_sections, required_sections
@@ -64,9 +65,6 @@ FENCES, FENCE_END = ("```json", "```"), "```"
 WRAPPERS = ("arguments", "input")
 
 _NAME_CHARS = re.compile(r"[^\s<`]*")
-_FIRST_KEY = re.compile(r'\{[ \t\r\n]*"((?:[^"\\]|\\.)*)"')
-_MAYBE_KEY = re.compile(r'\{[ \t\r\n]*(?:"(?:[^"\\]|\\.)*\\?)?')
-_KEY_BOUND = 64  # characters of an object's start to look at for a wrapper key
 
 _AFTER_WORD, _V3_NAME, _FENCE = HEAD + 1, HEAD + 2, HEAD + 3
 
@@ -87,10 +85,7 @@ class DeepSeekJsonStream(SectionStream):
         self._word_len = 0
         self._v3 = False  # the call is in V3's form; `_fenced`: its arguments open with a fence
         self._fenced = False
-        self._name = ""
-        self._head: list[str] | None = None  # the arguments' start while a wrapper key may open them
-        self._wrapper: str | None = None
-        self._wrapped: list[str] = []
+        self._arguments: WrappedArguments | None = None  # the call's, once it starts
         self._readers.update(
             {
                 HEAD: self._scan_word,
@@ -151,7 +146,8 @@ class DeepSeekJsonStream(SectionStream):
             self._index = self._start_call(name)
         except NotACall as err:
             raise NotACall(str(err), at) from None
-        self._name = name
+        send = partial(self._call_args, self._index)
+        self._arguments = WrappedArguments(send, self.tools.schemas.get(name), WRAPPERS, self.limits.max_depth)
 
     def _scan_fence(self, text: str, pos: int) -> int | None:
         """V3: whitespace after the name, then the fence that opens the arguments (or none)."""
@@ -176,66 +172,14 @@ class DeepSeekJsonStream(SectionStream):
     def _empty_allowed(self) -> bool:
         return not self._v3
 
-    def _start_args(self) -> None:
-        super()._start_args()
-        self._head, self._wrapper, self._wrapped = [], None, []
-
     def _send(self, fragment: str) -> None:
         """Arguments as they come; held while their first key may be a wrapper to take off."""
-        if self._wrapper is not None:
-            self._wrapped.append(fragment)
-            return
-        if self._head is None:
-            self._call_args(self._index, fragment)
-            return
-        self._head.append(fragment)
-        head = "".join(self._head)
-        window = head[:_KEY_BOUND]  # the decision reads the text's first characters, however it came
-        m = _FIRST_KEY.match(window)
-        if m is not None and self._unwraps(m.group(1)):
-            self._wrapper, self._wrapped, self._head = m.group(1), self._head, None
-        elif m is not None or len(head) >= _KEY_BOUND or not _MAYBE_KEY.fullmatch(window):
-            self._head = None
-            self._call_args(self._index, head)
-
-    def _unwraps(self, key: str) -> bool:
-        schema = self.tools.schemas.get(self._name)
-        if schema is None or key not in WRAPPERS:
-            return False
-        return SchemaFacts().property_schema(schema, key) is None  # declared also through $ref, allOf, anyOf
+        assert self._arguments is not None
+        self._arguments.send(fragment)
 
     def _value_done(self, arguments: dict[str, Any], at: int) -> dict[str, Any]:
-        """Send what was held, the wrapper taken off where it is the only key."""
-        head, wrapper, self._head, self._wrapper = self._head, self._wrapper, None, None
-        if head:
-            self._call_args(self._index, "".join(head))
-        inner = self._unwrapped(arguments[wrapper]) if wrapper is not None and len(arguments) == 1 else None
-        if inner is not None:
-            self._call_args(self._index, json_text(inner))
-            return inner
-        if wrapper is not None:
-            self._call_args(self._index, "".join(self._wrapped))
-        return arguments
-
-    def _unwrapped(self, inner: Any) -> dict[str, Any] | None:
-        """What a lone wrapper holds, as arguments: an object, a JSON string holding one, or a string
-        that is the value of the tool's one string property; None for anything else."""
-        if isinstance(inner, dict):
-            return inner
-        if not isinstance(inner, str):
-            return None
-        try:
-            decoded = json.loads(inner)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict):
-            return None if too_deep(decoded, self.limits.max_depth) else decoded
-        properties = self.tools.schemas[self._name].get("properties")
-        if isinstance(properties, dict) and len(properties) == 1:
-            ((key, prop),) = properties.items()
-            if isinstance(prop, dict) and prop.get("type") == "string":
-                return {key: inner}
-        return None
+        assert self._arguments is not None
+        return self._arguments.done(arguments)
 
     # -- after the value, and breaks ------------------------------------------------------------------
 
@@ -251,9 +195,6 @@ class DeepSeekJsonStream(SectionStream):
 
     def _tail_at_end(self, rest: str) -> str:
         return "" if self._fenced and FENCE_END.startswith(rest) else rest  # the closing fence, cut off
-
-    def _reset_call(self) -> None:
-        self._head, self._wrapper = None, None
 
 
 # -- the spec --------------------------------------------------------------------------------------

@@ -37,7 +37,8 @@ writing it too.
 
 The block machine (broken calls are text up to their end and the others still count; a block with no
 call, and a call the end of the output cuts off, are text; values stream) is `xml_blocks`, shared with
-`qwen_xml` and `minimax_xml`; this module reads ATTRS and the channel markers.
+the other XML formats; ATTRS are read by `core.xml_attributes`; this module reads the channels and
+what a tag's ATTRS open.
 """
 
 from __future__ import annotations
@@ -47,15 +48,15 @@ from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.json_lexer import json_string_body
-from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
-from ..core.stream import NotACall, shorten
-from ..core.typed_values import schema_types
+from ..core.stream import NotACall
+from ..core.typed_values import decoded_string, schema_types
+from ..core.xml_attributes import AttributesReader
 from ..core.xml_entities import decode_entities
 from ..core.xml_parameters import ValueEnd
 from .grammar import Element, const, json_value, one_of, optional, regex, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import FIRST_FORMAT_STATE, NAME, TEXT, VALUE, XmlBlockStream, XmlBlockTags, raw_value, tag_attributes
+from .xml_blocks import NAME, VALUE, XmlBlockStream, XmlBlockTags, raw_value
 
 OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
 TOOLS_OPEN, TOOLS_CLOSE = f"{OPEN}tools{SEP}", f"{CLOSE}tools{SEP}"
@@ -69,11 +70,9 @@ CHANNEL_MARKERS = (RESPONSE_OPEN, RESPONSE_CLOSE, MESSAGE_CLOSE, THINK_CLOSE, EN
 """The content's framing, dropped (a lone THINK_CLOSE: the prompt opened the reasoning)."""
 PLAIN_THINK = ("<think>", "</think>")
 """Reasoning written as plain text, read as every format reads it: text with its markers, never a call."""
-_THINK = FIRST_FORMAT_STATE
 
 TAGS = XmlBlockTags(TOOLS_OPEN, TOOLS_CLOSE, CALL_OPEN, CALL_CLOSE, ARG_OPEN, call_word="call")
 VALUE_END = ValueEnd(ARG_CLOSE, followers=(ARG_OPEN, CALL_CLOSE))
-_SEP_SCANNER = MarkerScanner([SEP])
 
 _TYPES = {"string", "number", "integer", "boolean", "null", "object", "array"}
 _XTML_TYPE = {"integer": "number"}  # the encoder writes every number as `number`
@@ -86,7 +85,7 @@ def escape_attr(value: str) -> str:
 
 class KimiXtmlStream(XmlBlockStream):
     """Incremental parser for one response in Kimi K3's XTML (the block machine is `xml_blocks`;
-    this reads a tag's ATTRS and drops the channel markers)."""
+    this reads the channels, content or reasoning, and what a tag's ATTRS open)."""
 
     format_name = "kimi_xtml"
     tags = TAGS
@@ -96,68 +95,40 @@ class KimiXtmlStream(XmlBlockStream):
         self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = PLAIN_THINK
     ) -> None:
         super().__init__(tools, id_factory, None, [VALUE_END])
-        self._outside = OutsideCalls(self._text, [TOOLS_OPEN, THINK_OPEN, *CHANNEL_MARKERS], think_markers)
-        self._think_end = MarkerScanner([THINK_CLOSE])
-        self._attrs: list[str] = []  # the ATTRS read so far (their length is bounded)
-        self._attrs_len = 0
-        self._readers[_THINK] = self._scan_think
+        self._content = OutsideCalls(self._text, [TOOLS_OPEN, THINK_OPEN, *CHANNEL_MARKERS], think_markers)
+        self._reasoning = OutsideCalls(self._text, [THINK_CLOSE], None)  # text (never a call) up to its close
+        self._outside = self._content  # the channel being read
+        self._attrs = AttributesReader(SEP, self.limits)
 
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
-        if m is None or m.group() in CHANNEL_MARKERS:
-            return at  # text, or a channel marker: the content's framing, dropped
-        if m.group() == THINK_OPEN:
-            self._state = _THINK
-        else:
+        if m is not None and m.group() == TOOLS_OPEN:
             self._open_block(TOOLS_OPEN)
+        elif m is not None:  # a channel marker, dropped: it opens reasoning, or it frames content
+            self._outside = self._reasoning if m.group() == THINK_OPEN else self._content
         return at
 
-    def _scan_think(self, text: str, pos: int) -> int | None:
-        """Reasoning up to its close: text (never a call), its markers dropped."""
-        m = self._think_end.search(text, pos)
-        if m is None:
-            cut = self._think_end.releasable(text, pos)
-            self._text(text[pos:cut])
-            return cut if cut > pos else None
-        self._text(text[pos : m.start()])
-        self._state = TEXT
-        return m.end()
-
     def _scan_name(self, text: str, pos: int) -> int | None:
-        """ATTRS up to `<|sep|>`, consumed as they come; past the bound the call breaks where the
-        text says (at the bound), so no chunking changes what follows."""
-        room = 2 * self.limits.max_name + 64 - self._attrs_len
-        sep = text.find(SEP, pos, pos + room + len(SEP))
-        if sep < 0:
-            if len(text) - pos >= room + len(SEP):
-                self._raw.append(text[pos : pos + room])
-                raise NotACall("the tag's attributes are too long (TOOLCALL_PARSERS_MAX_NAME)", pos + room)
-            cut = min(_SEP_SCANNER.releasable(text, pos), pos + room)  # a partial `<|sep|>` waits
-            self._attrs.append(text[pos:cut])
-            self._attrs_len += cut - pos
-            self._raw.append(text[pos:cut])
-            return cut if cut > pos else None
-        attrs = "".join(self._attrs) + text[pos:sep]
-        self._attrs, self._attrs_len = [], 0
-        self._raw.append(text[pos : sep + len(SEP)])
-        if (pairs := tag_attributes(attrs)) is None:
-            raise NotACall(f"malformed attributes {shorten(attrs)}", sep + len(SEP))
+        """A tag's ATTRS (`core.xml_attributes`), then what the tag opens."""
+        at, pairs = self._attrs.read(text, pos, self._raw)
+        if pairs is None:
+            return at
         values = {key: decode_entities(value) for key, value in pairs.items()}
         if self._on_name == self._open_call:
             name = values.get("tool", "")
             if len(name) > self.limits.max_name:
-                raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", sep + len(SEP))
+                raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", at)
             try:
                 self._named(name)
             except NotACall as err:
-                raise NotACall(str(err) or "a call without a tool", sep + len(SEP)) from None
+                raise NotACall(str(err) or "a call without a tool", at) from None
         elif self._on_name == self._open_json:
             self._open_json()
         elif "key" not in values:
-            raise NotACall("an argument without a key attribute", sep + len(SEP))
+            raise NotACall("an argument without a key attribute", at)
         else:
             self._open_argument(values["key"], values.get("type"))
-        return sep + len(SEP)
+        return at
 
     # -- a call's arguments as one JSON object: its `json` element -------------------------------
 
@@ -179,6 +150,7 @@ class KimiXtmlStream(XmlBlockStream):
 
     def _open_argument(self, key: str, kind: str | None) -> None:
         """An argument's key is the JSON key as written; its `type` (else the schema) types it."""
+        key = decoded_string(key)  # the key a client reads from the JSON sent
         if key in self._arguments:
             self._warn(f"argument {key!r} given twice in one call; the last one wins")
         self._call_args(self._key, (", " if self._arguments else "{") + '"' + json_string_body(key) + '": ')
@@ -191,17 +163,6 @@ class KimiXtmlStream(XmlBlockStream):
             schema = self._schema.get(key) if self.tools else None
         self._value.begin(schema)
         self._state = VALUE
-
-    def _close(self) -> None:
-        if self._state == _THINK:
-            self._text(self._buf)  # reasoning the end of the output cut off
-            self._buf = ""
-            self._state = TEXT
-        super()._close()
-
-    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
-        self._attrs, self._attrs_len = [], 0
-        return super()._recover(err, text, pos)
 
 
 # -- the spec --------------------------------------------------------------------------------------

@@ -39,15 +39,15 @@ tool (`{"code": source}`, up to `<|eom_id|>` / `<|eot_id|>` or the end), else te
 `<|eom_id|>` / `<|eot_id|>` (present only when the server keeps special tokens and does not stop on
 them) are text wherever they appear, as in `llama_pythonic`; they end a code body.
 
-Each kind of call is read by its own reader in core (`json_calls.HeadedCallReader` with `HEAD`,
-`python_calls.PythonCallReader`, `raw_arguments.RawArgumentReader`), which owns its state and its end
-of the output; the machine here knows only the states between calls.
+Each call is read by a reader in core that owns its state and its end of the output: a call object
+by `json_calls.HeadedCallReader` with `HEAD`, what follows the tag by `python_tag.PythonTagReader`
+(which hands a built-in to `python_calls`, code to `raw_arguments`); the machine here knows only the
+states between calls.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,9 +56,8 @@ from ..core.json_calls import CallHead, HeadedCallReader
 from ..core.json_lexer import json_text
 from ..core.lines import LineStarts
 from ..core.outside import OutsideCalls
-from ..core.python_calls import PythonCallReader
-from ..core.raw_arguments import RawArgumentReader
-from ..core.stream import FormatStream, NotACall
+from ..core.python_tag import PythonTagReader
+from ..core.stream import FormatStream
 from .grammar import (
     Element,
     const,
@@ -75,8 +74,6 @@ from .grammar import (
 from .spec import Call, CallTag, ConstraintRequest, Format
 
 PYTHON_TAG, END_OF_MESSAGE, END_OF_TURN = "<|python_tag|>", "<|eom_id|>", "<|eot_id|>"
-CODE_TOOL = "code_interpreter"
-"""The built-in tool whose call after the tag is raw Python source; its one argument is `code`."""
 
 HEAD = CallHead(
     before_name=("{", ('"name"', '"type"'), ":"),
@@ -85,8 +82,7 @@ HEAD = CallHead(
 )
 """`head` in the grammar above (`"type": "function"` first brings the name's key after it)."""
 
-_TEXT, _TAG, _CALL, _AFTER = range(4)
-_NAME_RUN = re.compile(r"[\w.]*")
+_TEXT, _CALL, _AFTER = range(3)
 
 
 class LlamaJsonStream(FormatStream):
@@ -105,10 +101,10 @@ class LlamaJsonStream(FormatStream):
         self._outside = OutsideCalls(self._text, ["{", PYTHON_TAG], think_markers)
         self._lines = LineStarts(super()._text)
         self._state = _TEXT
-        self._raw: list[str] = []  # the tag and whitespace after it, or what follows a call: text if no call comes
+        self._raw: list[str] = []  # what follows a call: text if no call comes
         self._separated = False  # a `;` was read after the last call
-        self._call: HeadedCallReader | PythonCallReader | RawArgumentReader | None = None  # the call being read
-        self._readers = {_TEXT: self._scan_text, _TAG: self._scan_tag, _CALL: self._scan_call, _AFTER: self._scan_after}
+        self._call: HeadedCallReader | PythonTagReader | None = None  # the call being read
+        self._readers = {_TEXT: self._scan_text, _CALL: self._scan_call, _AFTER: self._scan_after}
 
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
@@ -116,8 +112,7 @@ class LlamaJsonStream(FormatStream):
             return at
         if m.group() == PYTHON_TAG:
             self._lines.release()
-            self._raw = [PYTHON_TAG]
-            self._state = _TAG
+            self._read_call(PythonTagReader(self, PYTHON_TAG, HEAD, (END_OF_MESSAGE, END_OF_TURN)))
             return at
         if not self._lines.at_line_start:  # a `{` mid-line is content
             self._text("{")
@@ -125,41 +120,7 @@ class LlamaJsonStream(FormatStream):
         self._read_call(HeadedCallReader(self, HEAD, self._lines.take()))
         return m.start()
 
-    def _scan_tag(self, text: str, pos: int) -> int | None:
-        """After `<|python_tag|>`: whitespace, then a call object, `NAME.call(`, or code."""
-        if (at := self._markup_ws(text, pos, self._raw)) > pos:
-            return at
-        if text[pos] == "{":
-            self._read_call(HeadedCallReader(self, HEAD, "".join(self._raw)))
-            return pos
-        end = _NAME_RUN.match(text, pos, pos + self.limits.max_name + 1).end()  # type: ignore[union-attr]
-        if end == len(text) and end - pos <= self.limits.max_name:
-            return None  # the name may go on
-        name = text[pos:end]
-        if (
-            end - pos <= self.limits.max_name
-            and text[end] == "("
-            and name[:-5].isidentifier()
-            and name.endswith(".call")
-        ):
-            return self._start_builtin(name[:-5], "".join(self._raw) + text[pos : end + 1], end + 1)
-        if CODE_TOOL in self.tools.schemas:
-            self._read_call(self._code("".join(self._raw)))  # NotACall: `_recover`
-            return pos
-        return self._not_a_call(pos)
-
-    def _start_builtin(self, name: str, prefix: str, body: int) -> int:
-        try:
-            self._read_call(PythonCallReader.one_call(self, prefix, name))
-        except NotACall as err:  # refused: the call is text up to its `(`
-            raise NotACall(str(err), body) from None
-        return body
-
-    def _code(self, prefix: str) -> RawArgumentReader:
-        """A `code_interpreter` call: the source after the tag is its `code` (NotACall: refused)."""
-        return RawArgumentReader(self, CODE_TOOL, "code", (END_OF_MESSAGE, END_OF_TURN), prefix)
-
-    def _read_call(self, call: HeadedCallReader | PythonCallReader | RawArgumentReader) -> None:
+    def _read_call(self, call: HeadedCallReader | PythonTagReader) -> None:
         self._call, self._raw = call, []
         self._state = _CALL
 
@@ -192,22 +153,10 @@ class LlamaJsonStream(FormatStream):
             self._separated = True
             self._raw.append(c)
             return pos + 1
-        return self._not_a_call(pos)
-
-    def _not_a_call(self, pos: int) -> int:
-        """What was read since the tag, or after the last call, is content; scanning goes on at `pos`."""
-        self._text("".join(self._raw))
+        self._text("".join(self._raw))  # what was read after the call is content
         self._raw = []
         self._state = _TEXT
         return pos
-
-    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
-        """A call refused at its start (a built-in or code call): its text is text; scanning goes on."""
-        at = pos if err.pos is None else err.pos
-        self._reject(str(err), "".join(self._raw) + text[pos:at])
-        self._raw = []
-        self._state = _TEXT
-        return at
 
     def _text(self, text: str) -> None:
         """Every piece of content goes out here, through the line-start hold (`core/lines.py`)."""
@@ -220,11 +169,6 @@ class LlamaJsonStream(FormatStream):
         rest, self._buf = self._buf, ""
         if self._call is not None:
             self._call.read_eof(rest)
-        elif self._state == _TAG and rest.strip() and CODE_TOOL in self.tools.schemas:
-            try:  # the output ended right after the tag and a name-like run: that run is the code
-                self._code("".join(self._raw)).read_eof(rest)
-            except NotACall as err:
-                self._reject(str(err), "".join(self._raw) + rest)
         else:
             self._text("".join(self._raw) + rest)
         self._lines.release()

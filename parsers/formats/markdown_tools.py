@@ -13,16 +13,16 @@ Grammar, as this machine reads it (line by line; a line ends at `\\n`)::
                                                           # many as OPEN has, at most 64
     NL      := "\\r\\n" | "\\n"                             # one line break, CRLF or LF
 
-A fence is a **call** when NAME (the info string's first word) is a tool the request declares, the
-tool's schema maps onto WORDS and the body (`tool_blocks`: required string parameters in declaration
-order, the body fills the last one), and the fence is closed. Every other fence is content, and
-pairs as CommonMark pairs fences: a line like ```` ```save x ```` inside a ```` ```python ```` block is
-part of that block's content, never a call. The body is the text between the opening line and the
-closing fence line, without the line break before the closing fence (`\\r\\n` or `\\n`: a `\\r\\n` is
-one line break wherever a line break is framing, so the opening line's `\\r` is not part of the info
-string either; line breaks inside the body stay as written), so a body may hold a shorter fence or
-one of the other character. A line that only looks like a fence (a backtick in a backtick
-fence's info string) is text. XML means nothing here: a `<tool-use>` block (`xml_tools`) is content.
+A fence is a **call** when NAME (the info string's first word) is a tool the request declares, the tool's
+schema maps onto WORDS and the body (`tool_blocks`: required string parameters in declaration order, the
+body fills the last one), and the fence is closed. Every other fence is content, and pairs as CommonMark
+pairs fences: a line like ```` ```save x ```` inside a ```` ```python ```` block is part of that block's
+content, never a call. The body is the text between the opening line and the closing fence line, without
+the line break before the closing fence (`\\r\\n` or `\\n`: a `\\r\\n` is one line break wherever a line
+break is framing, so the opening line's `\\r` is not part of the info string either; line breaks inside
+the body stay as written; a body cannot end in a lone `\\r`: a fence has no escape), so a body may hold a
+shorter fence or one of the other character. A line that only looks like a fence (a backtick in a
+backtick fence's info string) is text. A `<tool-use>` block (`xml_tools`) is content.
 
 Decisions and error cases (each block that names a declared tool but is not a call is content, with
 one logged reason; a fence naming no declared tool is content, silently):
@@ -43,9 +43,9 @@ one logged reason; a fence naming no declared tool is content, silently):
 
 Streaming: a call starts when its opening line is complete; the body streams as the last key's JSON
 string. Held back between deltas: at a line start, up to 3 spaces and a fence run (at most 67
-characters), and in a call body the line break before a line that may be the closing fence (kept
-aside, not re-read) and a `\\r` at the end of a delta (one character: it may start that line
-break). Whitespace after a closing fence run is consumed, never held.
+characters); in a fence, a `\\r` that ends a delta (it may start a line break); in a call body, the
+line break before a possible closing fence line (kept aside). Whitespace after a closing run is read,
+never held.
 """
 
 from __future__ import annotations
@@ -54,96 +54,69 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.block_bodies import FencedLines, fence_at
 from ..core.ids import IdFactory
-from ..core.lines import before_break, next_break
-from ..core.outside import OutsideCalls, ThinkMarkers
+from ..core.lines import before_break
+from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from .grammar import Element, regex, repeated, sequence, structural, triggered
 from .spec import Call, ConstraintRequest, Format
 from .tool_blocks import (
     MD_WORD,
+    THINK_MARKERS,
     BlockBody,
+    BoundedRun,
     ToolBlockStream,
     head_and_body,
-    info_bound,
     mappable_tools,
     split_words,
     tool_tags,
 )
 
-MAX_FENCE = 64
-"""The longest run of backticks or tildes that is a fence (so a line start holds back at most 67)."""
-
-_FENCE_HEAD = re.compile(rf" {{0,3}}(?:`{{1,{MAX_FENCE + 1}}}|~{{1,{MAX_FENCE + 1}}})?")
-_TRAILING = re.compile(r"[ \t\r]*")
+_INFO_CHARS = re.compile(r"[^\n]*")
 _WORD_GAP = re.compile(r"[ \t\r]")
 
 # States: outside fences at a line start / mid-line; in an opening line's info string; in a call's
-# body at a line start / mid-line / after a possible closing run; in a content fence at a line
-# start / mid-line / after a possible closing run.
-_LINE, _TEXT, _INFO, _BODY_LINE, _BODY, _CLOSE_TAIL, _CODE_LINE, _CODE, _CODE_TAIL = range(9)
+# body; in a content fence.
+_LINE, _TEXT, _INFO, _BODY, _CODE = range(5)
 
 
 class MarkdownToolsStream(ToolBlockStream):
     """Incremental parser for one response in the `markdown_tools` format."""
 
     format_name = "markdown_tools"
+    _lines: FencedLines  # the open fence's lines, once its opening line is read
 
     def __init__(
-        self,
-        tools: Any = None,
-        id_factory: IdFactory | None = None,
-        *,
-        think_markers: ThinkMarkers = ("<think>", "</think>"),
+        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = THINK_MARKERS
     ) -> None:
-        super().__init__(tools, id_factory)
-        self._outside = OutsideCalls(self._text, ["\n"], think_markers)
-        self._info_bound = info_bound(self.limits)
+        super().__init__(tools, id_factory, ["\n"], think_markers)
         self._state = _LINE
-        self._fence = ""  # the current fence's character
-        self._fence_len = 0
+        self._run = ""  # the opening fence's run
         self._reset_block()
         self._readers = {
             _LINE: self._scan_line,
             _TEXT: self._scan_text,
             _INFO: self._scan_info,
-            _BODY_LINE: self._scan_body_line,
             _BODY: self._scan_body,
-            _CLOSE_TAIL: self._scan_close_tail,
-            _CODE_LINE: self._scan_code_line,
             _CODE: self._scan_code,
-            _CODE_TAIL: self._scan_code_tail,
         }
 
     def _reset_block(self) -> None:
-        self._raw: list[str] = []  # the call block read so far: text if it is not a call
-        self._info: list[str] = []
-        self._info_len = 0
-        self._key = -1
-        self._block: BlockBody | None = None  # the call's body, once its opening line is read
-        self._close_run: list[str] = []  # a possible closing fence line, not yet known as markup
+        self._raw = []
+        self._info = BoundedRun(self._info_bound)
 
     # -- outside fences -------------------------------------------------------------------------
 
-    def _fence_head(self, text: str, pos: int) -> tuple[str, int] | None:
-        """At a line start: (the fence run, where the head ends), "" for no run; None while the
-        head reaches the end of `text` and may still grow (at most 3 + MAX_FENCE + 1 characters)."""
-        m = _FENCE_HEAD.match(text, pos)
-        assert m is not None
-        run = m.group().lstrip(" ")
-        if m.end() == len(text) and len(run) <= MAX_FENCE:
-            return None
-        return (run if 3 <= len(run) <= MAX_FENCE else ""), m.end()
-
     def _scan_line(self, text: str, pos: int) -> int | None:
-        head = self._fence_head(text, pos)
+        head = fence_at(text, pos)
         if head is None:
             return None
         run, end = head
         if not run:
             self._state = _TEXT
             return pos
-        self._fence, self._fence_len = run[0], len(run)
+        self._run = run
         self._raw = [text[pos:end]]
         self._state = _INFO
         return end
@@ -158,34 +131,24 @@ class MarkdownToolsStream(ToolBlockStream):
 
     def _scan_info(self, text: str, pos: int) -> int | None:
         """The opening line's info string, consumed (never held) up to its newline."""
-        room = self._info_bound - self._info_len
-        newline = text.find("\n", pos, pos + room + 1)
-        if newline < 0:
-            if len(text) - pos > room:
-                self._add_info(text[pos : pos + room + 1])
-                self._info_too_long()
-                return pos + room + 1
-            self._add_info(text[pos:])
-            return len(text)
-        self._add_info(text[pos:newline])
-        self._raw.append("\n")
-        self._opening_line(before_break("".join(self._info)))  # a `\r\n` is one line break
-        return newline + 1
-
-    def _add_info(self, piece: str) -> None:
-        self._info.append(piece)
-        self._raw.append(piece)
-        self._info_len += len(piece)
+        end = self._info.read(text, pos, _INFO_CHARS)
+        self._raw.append(text[pos:end])
+        if self._info.passed:
+            self._info_too_long()
+        elif end < len(text):
+            self._raw.append("\n")
+            self._opening_line(before_break(self._info.value))  # a `\r\n` is one line break
+            return end + 1
+        return end
 
     def _info_too_long(self) -> None:
         """An info string past the bound: a content fence (see the module docstring)."""
-        name = self._declared_name("".join(self._info))
+        name = self._declared_name(self._info.value)
         if name is not None:
             self._reject(f"the opening line of {name!r} passes {self._info_bound} characters", "".join(self._raw))
         else:
             self._text("".join(self._raw))
-        self._reset_block()
-        self._state = _CODE
+        self._open_code(at_line_start=False)
 
     def _declared_name(self, info: str) -> str | None:
         """The info string's first word, when it names a declared tool."""
@@ -197,7 +160,7 @@ class MarkdownToolsStream(ToolBlockStream):
     def _opening_line(self, info: str) -> None:
         """A complete opening line: a call, a content fence, or (a backtick in a backtick fence's
         info string) no fence at all."""
-        if self._fence == "`" and "`" in info:
+        if self._run[0] == "`" and "`" in info:
             self._text("".join(self._raw))
             self._reset_block()
             self._state = _LINE
@@ -205,130 +168,62 @@ class MarkdownToolsStream(ToolBlockStream):
         name = self._declared_name(info)
         if name is None:
             self._text("".join(self._raw))
-            self._reset_block()
-            self._state = _CODE_LINE
+            self._open_code()
             return
         try:
-            self._open_block_call(name, split_words(info.lstrip(" \t")[len(name) :]))
+            self._block = BlockBody(self, name, split_words(info.lstrip(" \t")[len(name) :]))
         except NotACall as err:
             self._reject(f"a {name!r} block that is not a call ({err})", "".join(self._raw))
-            self._reset_block()
-            self._state = _CODE_LINE
+            self._open_code()
             return
-        self._state = _BODY_LINE
-
-    # -- a call's body ----------------------------------------------------------------------------
-
-    def _scan_body_line(self, text: str, pos: int) -> int | None:
-        head = self._fence_head(text, pos)
-        if head is None:
-            return None
-        run, end = head
-        if run[:1] == self._fence and len(run) >= self._fence_len:
-            self._close_run = [text[pos:end]]
-            self._raw.append(text[pos:end])
-            self._state = _CLOSE_TAIL
-            return end
+        self._lines = FencedLines(self._run, self._raw.append, self._block)
         self._state = _BODY
-        return pos
+
+    def _open_code(self, *, at_line_start: bool = True) -> None:
+        """A content fence: its lines are text."""
+        self._reset_block()
+        self._lines = FencedLines(self._run, self._text, at_line_start=at_line_start)
+        self._state = _CODE
+
+    # -- in fences --------------------------------------------------------------------------------
 
     def _scan_body(self, text: str, pos: int) -> int | None:
-        """Body text to the line's end; its line break (`\n` or `\r\n`) is kept aside. A `\r` at the
-        end of `text` is held (one character): it may start that line break."""
-        end, line_break = next_break(text, pos)
-        if not line_break and end == pos:
-            return None  # only the `\r` is left
-        self._raw.append(text[pos:end])
-        self._body(text[pos:end])
-        if not line_break:
-            return end
-        self._raw.append(line_break)
-        assert self._block is not None
-        self._block.hold_break(line_break)
-        self._state = _BODY_LINE
-        return end + len(line_break)
-
-    def _scan_close_tail(self, text: str, pos: int) -> int | None:
-        """After a possible closing run: spaces (consumed), then the line's end closes the call;
-        anything else makes the run body text."""
-        end = _TRAILING.match(text, pos).end()  # type: ignore[union-attr]
-        if end > pos:
-            self._close_run.append(text[pos:end])
-            self._raw.append(text[pos:end])
-            return end
-        if text[pos] == "\n":
-            self._raw.append("\n")
+        """A call's body, up to its closing fence line."""
+        at = self._lines.read(text, pos)
+        if self._lines.closed:
             self._finish_call()
-            return pos + 1
-        data, self._close_run = "".join(self._close_run), []
-        self._body(data)
-        self._state = _BODY
-        return pos
+        return at
 
     def _finish_call(self) -> None:
         """The closing fence: the call ends, or (a body it cannot take, too long) is content."""
         try:
-            self._end_block_call()
+            self._block.finish()
         except NotACall as err:
             self._reject(f"a tool block that is not a call ({err})", "".join(self._raw))
         self._reset_block()
         self._state = _LINE
 
-    # -- content fences ---------------------------------------------------------------------------
-
-    def _scan_code_line(self, text: str, pos: int) -> int | None:
-        head = self._fence_head(text, pos)
-        if head is None:
-            return None
-        run, end = head
-        closing = run[:1] == self._fence and len(run) >= self._fence_len
-        self._state = _CODE_TAIL if closing else _CODE
-        if closing:
-            self._text(text[pos:end])
-            return end
-        return pos
-
     def _scan_code(self, text: str, pos: int) -> int | None:
-        newline = text.find("\n", pos)
-        end = len(text) if newline < 0 else newline + 1
-        self._text(text[pos:end])
-        if newline >= 0:
-            self._state = _CODE_LINE
-        return end
-
-    def _scan_code_tail(self, text: str, pos: int) -> int | None:
-        end = _TRAILING.match(text, pos).end()  # type: ignore[union-attr]
-        if end > pos:
-            self._text(text[pos:end])
-            return end
-        if text[pos] == "\n":
-            self._text("\n")
+        """A content fence's lines, text up to its closing fence line."""
+        at = self._lines.read(text, pos)
+        if self._lines.closed:
             self._state = _LINE
-            return pos + 1
-        self._state = _CODE
-        return pos
+        return at
 
     # -- the end ----------------------------------------------------------------------------------
 
     def _close(self) -> None:
         rest, self._buf = self._buf, ""
-        if self._state == _BODY_LINE and rest:
-            run = rest.lstrip(" ")
-            if self._fence_len <= len(run) <= MAX_FENCE and run == self._fence * len(run):
-                self._raw.append(rest)
-                self._state, rest = _CLOSE_TAIL, ""
-        if self._state == _CLOSE_TAIL:
-            self._finish_call()
-        elif self._state in (_BODY_LINE, _BODY):
-            self._reject("the output ended inside a tool block", "".join(self._raw) + rest)
-        elif self._state == _INFO and self._declared_name("".join(self._info) + rest) is not None:
+        if self._state == _BODY:
+            if self._lines.read_eof(rest):
+                self._finish_call()
+            else:
+                self._reject("the output ended inside a tool block", "".join(self._raw) + rest)
+        elif self._state == _INFO and self._declared_name(self._info.value + rest) is not None:
             self._reject("the output ended in a tool block's opening line", "".join(self._raw) + rest)
         else:
             self._text("".join(self._raw) + rest)
         self._reset_block()
-
-    def _pending_text(self) -> str:
-        return "".join(self._raw)
 
 
 TRAILER = r"\n{0,2}"

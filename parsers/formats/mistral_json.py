@@ -35,39 +35,34 @@ positions counts, and a `[TOOL_CALLS]` written out in prose is text, in the same
 Ids are nine letters and digits, as Mistral's templates require; a model-written `[CALL_ID]` that fits
 (trimmed) and is not used yet in the response is kept; ids inside v2-v7 JSON objects are not kept.
 Ids stay unique in the response: an id factory whose ids are taken is asked at most three times,
-then random ids of our own are used (bounded: it never hangs).
+then numbered ids of our own, nine digits, are used (bounded: it never hangs).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import string
-from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..core.events import Event
 from ..core.ids import IdFactory, ResponseIds
-from ..core.json_calls import ArgumentsReader, JsonCallReader
-from ..core.json_lexer import JsonSyntaxError
+from ..core.marker_tokens import GeneratedMarkers
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
 from ..core.tokens import Vocabulary
 from .grammar import Element, const, json_value, repeated, sequence, structural, tag, triggered
+from .mistral_calls import ARGS, CALL_ID, NAME_CHARS, MarkerCalls
 from .spec import Call, CallTag, ConstraintRequest, Format
 
-MARKER, CALL_ID, ARGS = "[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"
+MARKER = "[TOOL_CALLS]"
 THINK_MARKERS = (("[THINK]", "[/THINK]"), ("<think>", "</think>"))
 """Reasoning blocks: Mistral's tokens, and Magistral-Small-2506's plain-text tags."""
-_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
-_ID_CHARS = re.compile(r"[^\[{]*")
-_VALID_ID = re.compile(r"[A-Za-z0-9]{9}")
 _ALNUM = string.ascii_letters + string.digits
 _FACTORY_ASKS = 3  # asks of the id factory for a free id before numbered ids of our own are used
 
-_TEXT, _BRACKET, _HEAD, _NAME, _TAGS, _ID, _ARGS, _JSON = range(8)
+_TEXT, _BRACKET, _CALLS = range(3)
 
 
 def mistral_call_id(name: str, index: int) -> str:
@@ -81,7 +76,8 @@ def _numbered_id(name: str, number: int) -> str:
 
 
 class MistralJsonStream(FormatStream):
-    """Incremental parser for one response in Mistral's tool-call format."""
+    """Incremental parser for one response in Mistral's tool-call format: the text between markers
+    here, what each marker opens in `MarkerCalls`."""
 
     format_name = "mistral_json"
 
@@ -97,50 +93,18 @@ class MistralJsonStream(FormatStream):
         self._outside = OutsideCalls(self._text, [MARKER], think_markers)
         pairs = [] if not think_markers else [think_markers] if isinstance(think_markers[0], str) else think_markers
         self._longest_marker = max(len(m) for m in (MARKER, *(m for pair in pairs for m in pair)))
-        self._marker_is_token = marker_is_token
-        self._marker_tokens: deque[int] = deque()  # response offsets of generated [TOOL_CALLS] tokens
-        self._fed = 0  # characters fed so far
-        self._text_start = 0  # response offset of the text being read (what was held, then the new piece)
-        self._state = _TEXT
-        self._raw: list[str] = []  # the current call's text, returned as text if it breaks
-        self._name: list[str] = []
-        self._model_id: list[str] | None = None  # what followed [CALL_ID], None before one
-        self._run_len = 0  # characters of the name, or of the id, read so far
+        self._generated = GeneratedMarkers() if marker_is_token else None
         self._ids = ResponseIds(self._id_factory, _numbered_id, _FACTORY_ASKS)
-        self._reader: JsonCallReader | None = None
-        self._args: ArgumentsReader | None = None
-        self._index = -1
-        self._readers = {
-            _TEXT: self._scan_text,
-            _BRACKET: self._scan_bracket,
-            _HEAD: self._scan_head,
-            _NAME: self._scan_name,
-            _TAGS: self._scan_tags,
-            _ID: self._scan_id,
-            _ARGS: self._scan_args,
-            _JSON: self._scan_json,
-        }
+        self._state = _TEXT
+        self._calls: MarkerCalls | None = None
+        self._readers = {_TEXT: self._scan_text, _BRACKET: self._scan_bracket, _CALLS: self._scan_calls}
 
     def feed(self, text: str, marker_offsets: Iterable[int] = ()) -> list[Event]:
         """As `FormatStream.feed`; `marker_offsets` are where in `text` the `[TOOL_CALLS]` special
         tokens that produced it begin (used when the stream was made with `marker_is_token=True`)."""
-        if isinstance(text, str):  # anything else: the base class raises the TypeError
-            if self._marker_is_token:
-                self._marker_tokens.extend(sorted(self._fed + offset for offset in marker_offsets))
-            self._text_start = self._fed - len(self._buf)
-            self._fed += len(text)
+        if isinstance(text, str) and self._generated is not None:  # else the base class raises
+            self._generated.piece(text, len(self._buf), marker_offsets)
         return super().feed(text)
-
-    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
-        """The call broke: its text up to the break is text, and reading goes on there. A `[` the
-        break came right after is read again, as it may begin a marker."""
-        span = "".join(self._raw)
-        bracket = span.endswith("[")
-        self._reject(str(err), span[:-1] if bracket else span)
-        self._reset(_BRACKET if bracket else _TEXT)
-        return pos if err.pos is None else err.pos
-
-    # -- outside calls ---------------------------------------------------------------------------
 
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
@@ -161,167 +125,46 @@ class MistralJsonStream(FormatStream):
         return pos - 1 + at
 
     def _open(self, start: int) -> None:
-        """A `[TOOL_CALLS]` at `start` in the text being read starts a call, unless the engine
-        says which markers were generated tokens and this one was not (then it is text)."""
-        if self._marker_is_token and not self._generated_at(self._text_start + start):
+        """A `[TOOL_CALLS]` at `start` in the text being read opens calls, unless the engine says
+        which markers were generated tokens and this one was not (then it is text)."""
+        if self._generated is not None and not self._generated.generated_at(start):
             self._text(MARKER)
             return
-        self._raw = [MARKER]
-        self._state = _HEAD
+        self._calls = MarkerCalls(self, self._ids, MARKER)
+        self._state = _CALLS
 
-    def _generated_at(self, offset: int) -> bool:
-        """Whether a [TOOL_CALLS] token was generated at this response offset."""
-        tokens = self._marker_tokens
-        while tokens and tokens[0] < offset:
-            tokens.popleft()  # a token inside a call's JSON, or in reasoning: not a marker here
-        if tokens and tokens[0] == offset:
-            tokens.popleft()
-            return True
-        return False
+    def _scan_calls(self, text: str, pos: int) -> int | None:
+        calls = self._calls
+        assert calls is not None
+        at = calls.read(text, pos)
+        if calls.done:
+            self._calls, self._state = None, _TEXT
+        return at
 
-    def _scan_head(self, text: str, pos: int) -> int | None:
-        """Right after the marker: a JSON array or object (v2-v7), or a name (v11+)."""
-        if (at := self._markup_ws(text, pos, self._raw)) > pos:
-            return at
-        if text[pos] in "[{":
-            prefix = "".join(self._raw)
-            self._raw = []
-            self._reader = JsonCallReader(self._start_call, self._call_args, self._end_call, self.limits, prefix)
-            self._state = _JSON
-            return pos
-        if _NAME_CHARS.match(text, pos, pos + 1).end() == pos:  # type: ignore[union-attr]
-            raise NotACall("no tool name or JSON after the marker", pos)
-        self._name, self._model_id, self._run_len = [], None, 0
-        self._state = _NAME
-        return pos
-
-    # -- v2-v7: JSON ------------------------------------------------------------------------------
-
-    def _scan_json(self, text: str, pos: int) -> int | None:
-        assert self._reader is not None
-        try:
-            stop, done = self._reader.feed(text, pos)
-        except JsonSyntaxError as err:
-            self._raw = self._reader.unfinished
-            self._reader = None
-            raise NotACall(f"not a valid call ({err})", err.pos) from None
-        if not done:
-            return stop if stop > pos else None
-        self._reset(_TEXT)
-        return stop
-
-    # -- v11+: name [CALL_ID] id [ARGS] args ------------------------------------------------------
-
-    def _scan_name(self, text: str, pos: int) -> int | None:
-        end = self._take(_NAME_CHARS, text, pos, self._name, "the tool name")
-        if end == len(text):
-            return end
-        if text[end] == "{":  # [ARGS] dropped
-            self._announce(end)
-        else:
-            self._state = _TAGS
-        return end
-
-    def _scan_tags(self, text: str, pos: int) -> int | None:
-        """After the name (or the id): whitespace, then `[CALL_ID]` (once) or `[ARGS]`."""
-        if (at := self._markup_ws(text, pos, self._raw)) > pos:
-            return at
-        tag = self._literal_at(text, pos, (CALL_ID, ARGS))
-        if tag == CALL_ID and self._model_id is None:
-            self._raw.append(CALL_ID)
-            self._model_id, self._run_len = [], 0
-            self._state = _ID
-            return pos + len(CALL_ID)
-        if tag == ARGS:
-            self._raw.append(ARGS)
-            self._announce(pos + len(ARGS))
-            return pos + len(ARGS)
-        if tag is None:
-            return None  # a tag still arriving
-        raise NotACall("the tool name is not followed by [ARGS] or arguments", pos)
-
-    def _scan_id(self, text: str, pos: int) -> int | None:
-        assert self._model_id is not None
-        end = self._take(_ID_CHARS, text, pos, self._model_id, "the call id")
-        if end == len(text):
-            return end
-        if text[end] == "{":  # [ARGS] dropped
-            self._announce(end)
-        else:
-            self._state = _TAGS
-        return end
-
-    def _take(self, chars: re.Pattern[str], text: str, pos: int, parts: list[str], what: str) -> int:
-        """Consume the run of `chars` at `pos` into `parts` (and the call's text); return where it
-        ends. Past `max_name` characters in all, NotACall at the first one too many: a position
-        that does not depend on how the text was split."""
-        room = self.limits.max_name - self._run_len
-        end = chars.match(text, pos, pos + room + 1).end()  # type: ignore[union-attr]
-        too_long = end - pos > room
-        if too_long:
-            end = pos + room
-        parts.append(text[pos:end])
-        self._raw.append(text[pos:end])
-        self._run_len += end - pos
-        if too_long:
-            raise NotACall(f"{what} is too long (TOOLCALL_PARSERS_MAX_NAME)", end)
-        return end
-
-    def _announce(self, at: int) -> None:
-        """Start the call whose arguments begin at `at`. A refused call (see `_start_call`) is text
-        up to there."""
-        kept_id = self._kept_id()
-        try:
-            self._index = self._start_call("".join(self._name), kept_id)
-        except NotACall as err:
-            raise NotACall(str(err), at) from None
-        if kept_id is not None:
-            self._ids.keep(kept_id)
-        self._args = ArgumentsReader(self._send, self.limits)
-        self._state = _ARGS
-
-    def _kept_id(self) -> str | None:
-        """The model's `[CALL_ID]`, trimmed, when it fits Mistral's ids and is not used yet."""
-        model_id = "".join(self._model_id or ()).strip()
-        return self._ids.free(model_id) if _VALID_ID.fullmatch(model_id) else None
-
-    def _send(self, fragment: str) -> None:
-        self._call_args(self._index, fragment)
-
-    def _scan_args(self, text: str, pos: int) -> int | None:
-        assert self._args is not None
-        stop, done = self._args.read(text, pos, self._raw)
-        if not done:
-            return stop if stop > pos else None
-        self._end_call(self._index, self._args.arguments)
-        self._reset(_TEXT)
-        return stop
-
-    def _reset(self, state: int) -> None:
-        self._raw = []
-        self._reader = None
-        self._args = None
-        self._state = state
-
-    # -- ids and the end --------------------------------------------------------------------------
+    def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
+        """The call broke: its text up to the break is text, and reading goes on there. A `[` the
+        break came right after is read again, as it may begin a marker."""
+        assert self._calls is not None
+        span = self._calls.pending()
+        bracket = span.endswith("[")
+        self._reject(str(err), span[:-1] if bracket else span)
+        self._calls, self._state = None, _BRACKET if bracket else _TEXT
+        return pos if err.pos is None else err.pos
 
     def _make_id(self, name: str, index: int) -> str:
         return self._ids.make(name, index)
 
     def _close(self) -> None:
-        if self._state == _ARGS and self._args is not None and self._args.finish(self._buf):
-            self._end_call(self._index, self._args.arguments)  # `null` at the very end
-            self._reset(_TEXT)
-        elif self._state in (_TEXT, _BRACKET):
-            self._text(self._pending_text() + self._buf)
+        if self._calls is not None:
+            self._calls.read_eof(self._buf)
         else:
-            self._reject("the output ended inside a tool call", self._pending_text() + self._buf)
+            self._text(self._pending_text() + self._buf)
         self._buf = ""
 
     def _pending_text(self) -> str:
-        if self._state == _BRACKET:
-            return "["
-        return "".join(self._reader.unfinished if self._reader is not None else self._raw)
+        if self._calls is not None:
+            return self._calls.pending()
+        return "[" if self._state == _BRACKET else ""
 
 
 # -- the spec --------------------------------------------------------------------------------------
@@ -384,7 +227,7 @@ def call_tag(vocabulary: Vocabulary | None) -> CallTag:
 
 def _writes_name(name: str) -> bool:
     # v11's `[TOOL_CALLS]name[ARGS]`: the name's own characters (the older JSON list could hold any)
-    return _NAME_CHARS.fullmatch(name) is not None
+    return NAME_CHARS.fullmatch(name) is not None
 
 
 FORMAT = Format(

@@ -23,22 +23,23 @@ newlines separate words (a markdown info string holds no newline; an XML `args` 
 quotes a backslash escapes the next character. Adjacent pieces join into one word (`a'b c'` is
 `ab c`). The line is bounded by the caller (`info_bound`), and the splitter is one
 pass of a regex that cannot backtrack.
-
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
+from ..core.ids import IdFactory
 from ..core.json_lexer import json_string_body
 from ..core.limits import Limits
 from ..core.lines import HeldBreak
+from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import DeferredBound, FormatStream, NotACall
 from ..core.typed_values import decoded_string
 
+THINK_MARKERS = ("<think>", "</think>")
 _WORD_PIECE = re.compile(r"""[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[ \t\r\n]+""", re.DOTALL)
 _DQUOTE_ESCAPE = re.compile(r"""\\([\\"$`])""")
 
@@ -47,6 +48,33 @@ def info_bound(limits: Limits) -> int:
     """The longest info string (markdown) or `args` attribute (XML) read: four tool names long
     (4096 characters by default), room for a name and a few paths. A longer one is never a call."""
     return 4 * limits.max_name
+
+
+class BoundedRun:
+    """A run of a block's markup (a tool name, an info string, an `args` value), read as it comes,
+    never held back, up to one character past `bound`: a longer one is never a call."""
+
+    __slots__ = ("bound", "length", "pieces")
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self.pieces: list[str] = []
+        self.length = 0
+
+    def read(self, text: str, pos: int, chars: re.Pattern[str]) -> int:
+        """Read the run of `chars` at `pos`, at most one character past the bound; return its end."""
+        end = chars.match(text, pos, pos + self.bound - self.length + 1).end()  # type: ignore[union-attr]
+        self.pieces.append(text[pos:end])
+        self.length += end - pos
+        return end
+
+    @property
+    def passed(self) -> bool:
+        return self.length > self.bound
+
+    @property
+    def value(self) -> str:
+        return "".join(self.pieces)
 
 
 def split_words(line: str) -> list[str]:
@@ -102,14 +130,10 @@ class BlockCall:
             raise NotACall(f"{len(words)} words for {len(positional)} required string parameters")
         if len(words) < len(positional) - 1:
             raise NotACall(f"{len(words)} words for {len(positional)} required string parameters (one is the body)")
-        self.arguments: dict[str, Any] = {
-            decoded_string(key): decoded_string(word) for key, word in zip(positional, words, strict=False)
-        }
+        given = list(zip(positional, words, strict=False))
+        self.arguments: dict[str, Any] = {decoded_string(key): decoded_string(word) for key, word in given}
         self.body_parameter = positional[-1] if len(words) < len(positional) else None
-        pairs = [
-            f'"{json_string_body(key)}": "{json_string_body(word)}"'
-            for key, word in zip(positional, words, strict=False)
-        ]
+        pairs = [f'"{json_string_body(key)}": "{json_string_body(word)}"' for key, word in given]
         if self.body_parameter is None:
             self.head_json, self.tail_json = "{" + ", ".join(pairs) + "}", ""
         else:
@@ -126,20 +150,24 @@ class BlockCall:
 
 
 class BlockBody:
-    """A call block's body as it is read: streamed as the body string's JSON (when the tool takes a
-    body), with the line break before a possible end of the block kept aside until it is known to
-    be body (else it is framing). Arguments that pass their size bound on the way are acted on at
-    the block's end, a place the text fixes, so the outcome does not depend on the chunking.
+    """A block's call, from its start to its end, and its body as it is read (`core.block_bodies`):
+    streamed as the body string's JSON (when the tool takes a body), with the line break before a
+    possible end of the block kept aside until it is known to be body (else it is framing).
+    Arguments that pass their size bound on the way are acted on at the block's end, a place the
+    text fixes, so the outcome does not depend on the chunking. Reports through its owner
+    (`_start_call`, `_call_args`, `_end_call`), like the other sub-grammar readers.
 
-    `send(fragment)` passes a piece of the arguments JSON on (it may raise NotACall past the bound);
-    the block's `head_json` is the format's to send when the call starts."""
+    The call starts when the block's start is read: NotACall when the tool's schema cannot take the
+    words or the call is refused."""
 
-    def __init__(self, call: BlockCall, send: Callable[[str], None]) -> None:
-        self._call = call
-        self._send = send
+    def __init__(self, owner: FormatStream, name: str, words: list[str]) -> None:
+        self._call = BlockCall(owner.tools.schemas[name], words)
+        self._owner = owner
+        self._key = owner._start_call(name)
         self._parts: list[str] = []
         self._break = HeldBreak()  # a line break (`\n` or `\r\n`), framing if the block's end follows
-        self._bound = DeferredBound(send)  # the arguments' size bound, acted on at the block's end
+        self._bound = DeferredBound(self._send)  # the arguments' size bound, acted on at the block's end
+        self._send(self._call.head_json)
 
     def write(self, data: str) -> None:
         """Body text (after the line break held before it, which is now known to be body)."""
@@ -157,42 +185,35 @@ class BlockBody:
             return
         self._bound.send(json_string_body(data))
 
-    def finish(self) -> dict[str, Any]:
-        """The block's end: the rest of the arguments JSON is sent, and the arguments returned.
-        Raises NotACall for a body the tool cannot take, or arguments past their bound."""
+    def _send(self, fragment: str) -> None:
+        self._owner._call_args(self._key, fragment)
+
+    def finish(self) -> None:
+        """The block's end: the rest of the arguments JSON is sent, and the call ends. Raises
+        NotACall for a body the tool cannot take, or arguments past their bound."""
         self._break.drop()  # the line break before the block's end is framing
         self._bound.check()
         arguments = self._call.finished("".join(self._parts))
         self._send(self._call.tail_json)
-        return arguments
+        self._owner._end_call(self._key, arguments)
 
 
 class ToolBlockStream(FormatStream):
-    """What the two tool-block streams share: a block's call opened from its words, its body
-    streamed as it is read, and its end."""
+    """What the two tool-block streams share: text outside blocks, and a block's text kept until it
+    is known to be a call."""
 
-    _key: int
-    _block: BlockBody | None
+    _block: BlockBody  # the block's call, once its start is read
 
-    def _open_block_call(self, name: str, words: list[str]) -> None:
-        """The call to `name` starts, its words mapped (NotACall: the schema cannot take them)."""
-        call = BlockCall(self.tools.schemas[name], words)
-        self._key = self._start_call(name)
-        self._block = BlockBody(call, self._send_args)
-        self._call_args(self._key, call.head_json)
+    def __init__(
+        self, tools: Any, id_factory: IdFactory | None, starts: list[str], think_markers: ThinkMarkers
+    ) -> None:
+        super().__init__(tools, id_factory)
+        self._outside = OutsideCalls(self._text, starts, think_markers)
+        self._info_bound = info_bound(self.limits)
+        self._raw: list[str] = []  # the block read so far: text if it is not a call
 
-    def _body(self, data: str) -> None:
-        """Body text (after a line break held before it, which is now known to be body)."""
-        assert self._block is not None
-        self._block.write(data)
-
-    def _send_args(self, fragment: str) -> None:
-        self._call_args(self._key, fragment)
-
-    def _end_block_call(self) -> None:
-        """The block's end: the call ends (NotACall: a body it cannot take, or too long)."""
-        assert self._block is not None
-        self._end_call(self._key, self._block.finish())
+    def _pending_text(self) -> str:
+        return "".join(self._raw)
 
 
 def positional_parameters(schema: dict[str, Any]) -> list[str]:

@@ -23,7 +23,6 @@ one) and CALL_CLOSE may follow it.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import ANY_SPACE, FormatStream, NotACall
 from ..core.typed_values import decoded_string
+from ..core.xml_attributes import tag_attributes as tag_attributes  # re-exported for deepseek_dsml
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
 
 # States: text outside blocks; in a block between calls; in a call between parameters; in a tag's
@@ -42,15 +42,6 @@ from ..core.xml_parameters import ParameterValueReader, ValueEnd
 # format numbers its own extra states from FIRST_FORMAT_STATE on.
 TEXT, BLOCK, CALL, NAME, VALUE, SKIP, JSON_BODY, JSON_END = range(8)
 FIRST_FORMAT_STATE = 8
-
-
-_ATTRS = re.compile(r'(?:\s++[A-Za-z_][\w.:-]*+="[^"]*+")*+\s*+')  # possessive: never backtracks
-_ATTR = re.compile(r'([A-Za-z_][\w.:-]*)="([^"]*)"')
-
-
-def tag_attributes(attrs: str) -> dict[str, str] | None:
-    """A tag's `key="value"` pairs (DSML, Kimi K3's XTML), or None where ATTRS holds anything else."""
-    return dict(_ATTR.findall(attrs)) if _ATTRS.fullmatch(attrs) is not None else None
 
 
 def raw_value(value: Any) -> str:

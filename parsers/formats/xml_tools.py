@@ -37,20 +37,22 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import Any
+from xml.sax.saxutils import escape
 
+from ..core.block_bodies import ElementText
 from ..core.ids import IdFactory
-from ..core.lines import BREAK_PATTERN
-from ..core.outside import OutsideCalls, ThinkMarkers
+from ..core.outside import ThinkMarkers
 from ..core.stream import ANY_SPACE, NotACall
-from ..core.xml_entities import decode_entities, entity_at
+from ..core.xml_entities import decode_entities
 from .grammar import Element, const, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 from .tool_blocks import (
+    THINK_MARKERS,
     XML_WORD,
     BlockBody,
+    BoundedRun,
     ToolBlockStream,
     head_and_body,
-    info_bound,
     mappable_tools,
     split_words,
     tool_tags,
@@ -60,7 +62,7 @@ START, END = "<tool-use>", "</tool-use>"
 ARGS_OPENERS = ('args="', "args='")
 
 _NAME_RUN = re.compile(r"""[^ \t\r\n<>/="'&]*""")
-_BODY_STOP = re.compile(f"[<&]|{BREAK_PATTERN}")
+_ARGS_RUN = {'"': re.compile('[^"]*'), "'": re.compile("[^']*")}
 
 # States: text outside blocks; in a block between elements; in a start tag's NAME; in a start tag
 # after its NAME; in an `args` value; in an element's body.
@@ -72,19 +74,13 @@ class XmlToolsStream(ToolBlockStream):
 
     format_name = "xml_tools"
     markup_space = ANY_SPACE
+    _body: ElementText  # the element's text, once its start tag is read
 
     def __init__(
-        self,
-        tools: Any = None,
-        id_factory: IdFactory | None = None,
-        *,
-        think_markers: ThinkMarkers = ("<think>", "</think>"),
+        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = THINK_MARKERS
     ) -> None:
-        super().__init__(tools, id_factory)
-        self._outside = OutsideCalls(self._text, [START], think_markers)
-        self._info_bound = info_bound(self.limits)
+        super().__init__(tools, id_factory, [START], think_markers)
         self._state = _TEXT
-        self._raw: list[str] = []  # the block's markup, or the current element: text if it breaks
         self._block_calls = 0
         self._reset_element()
         self._readers = {
@@ -97,15 +93,10 @@ class XmlToolsStream(ToolBlockStream):
         }
 
     def _reset_element(self) -> None:
-        self._name: list[str] = []
-        self._name_len = 0
-        self._args: list[str] | None = None  # the `args` value, once the attribute opened
-        self._args_len = 0
+        self._raw = []
+        self._name = BoundedRun(self.limits.max_name)
+        self._args: BoundedRun | None = None  # the `args` value, once the attribute opened
         self._quote = ""
-        self._end_tag = ""
-        self._key = -1
-        self._block: BlockBody | None = None  # the body, once the start tag is read
-        self._body_started = False  # a first line break is framing
 
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
@@ -144,16 +135,13 @@ class XmlToolsStream(ToolBlockStream):
 
     def _scan_name(self, text: str, pos: int) -> int | None:
         """The element's NAME, consumed as it comes; it is a call's only if the tool is declared."""
-        room = self.limits.max_name - self._name_len
-        end = _NAME_RUN.match(text, pos, pos + room + 1).end()  # type: ignore[union-attr]
-        self._name.append(text[pos:end])
+        end = self._name.read(text, pos, _NAME_RUN)
         self._raw.append(text[pos:end])
-        self._name_len += end - pos
-        if self._name_len > self.limits.max_name:
+        if self._name.passed:
             raise NotACall("the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)", end)
         if end == len(text):
             return end
-        name = "".join(self._name)
+        name = self._name.value
         if not name:
             raise NotACall(f"{text[pos : pos + 20]!r} after '<' in a <tool-use> block", end)
         if name not in self.tools.schemas:
@@ -178,7 +166,7 @@ class XmlToolsStream(ToolBlockStream):
                 return None
             if opener:
                 self._raw.append(opener)
-                self._args, self._quote = [], opener[-1]
+                self._args, self._quote = BoundedRun(self._info_bound), opener[-1]
                 self._state = _ARGS
                 return pos + len(opener)
         raise NotACall(f"unexpected {text[pos : pos + 20]!r} in the start tag", pos)
@@ -186,83 +174,39 @@ class XmlToolsStream(ToolBlockStream):
     def _scan_args(self, text: str, pos: int) -> int | None:
         """The `args` value, consumed as it comes, up to its closing quote."""
         assert self._args is not None
-        room = self._info_bound - self._args_len
-        close = text.find(self._quote, pos, pos + room + 1)
-        end = min(len(text), pos + room + 1) if close < 0 else close
-        self._args.append(text[pos:end])
+        end = self._args.read(text, pos, _ARGS_RUN[self._quote])
         self._raw.append(text[pos:end])
-        self._args_len += end - pos
-        if self._args_len > self._info_bound:
+        if self._args.passed:
             raise NotACall(f"the args attribute passes {self._info_bound} characters", end)
-        if close < 0:
+        if end == len(text):
             return end
         self._raw.append(self._quote)
         self._state = _TAG
-        return close + 1
+        return end + 1
 
     def _open_element(self) -> None:
         """A complete start tag: the call starts (or the element is not a call: NotACall)."""
-        name = "".join(self._name)
-        self._open_block_call(name, split_words(decode_entities("".join(self._args or ()))))
-        self._end_tag = f"</{name}>"
+        name = self._name.value
+        self._block = BlockBody(self, name, split_words(decode_entities(self._args.value if self._args else "")))
+        self._body = ElementText(f"</{name}>", self._raw.append, self._block)
         self._state = _BODY
 
     # -- the body -----------------------------------------------------------------------------------
 
     def _scan_body(self, text: str, pos: int) -> int | None:
-        m = _BODY_STOP.search(text, pos)
-        if m is None or m.start() > pos:
-            end = len(text) if m is None else m.start()
-            self._raw.append(text[pos:end])
-            self._body(text[pos:end])
-            return end
-        stop = m.group()
-        if stop == "\r":
-            return None  # a `\r` at the end: it may start a `\r\n`
-        if stop[-1] == "\n":
-            return self._line_break(pos, stop)
-        if stop == "&":
-            entity = entity_at(text, pos)
-            if entity is None:
-                return None
-            decoded, end = entity
-            self._raw.append(text[pos:end])
-            self._body(decoded)
-            return end
-        end_tag = self._literal_at(text, pos, (self._end_tag,))
-        if end_tag is None:
-            return None
-        if end_tag:
-            after = pos + len(self._end_tag)
-            self._raw.append(self._end_tag)
+        """The element's text, up to its end tag."""
+        at = self._body.read(text, pos)
+        if self._body.closed:
             try:
                 self._finish_element()
             except NotACall as err:  # the element is read: reading goes on after it
-                raise NotACall(str(err), after) from None
-            return after
-        self._raw.append("<")
-        self._body("<")
-        return pos + 1
-
-    def _line_break(self, pos: int, line_break: str) -> int:
-        """A line break in the body: framing if it is the first thing in it, or if the end tag follows
-        (kept aside until that is known)."""
-        self._raw.append(line_break)
-        if self._body_started:
-            assert self._block is not None
-            self._block.hold_break(line_break)
-        self._body_started = True
-        return pos + len(line_break)
-
-    def _body(self, data: str) -> None:
-        self._body_started = True
-        super()._body(data)
+                raise NotACall(str(err), at) from None
+        return at
 
     def _finish_element(self) -> None:
         """The end tag: the call ends (or, a body it cannot take or too long, NotACall)."""
-        self._end_block_call()
+        self._block.finish()
         self._block_calls += 1
-        self._raw = []
         self._reset_element()
         self._state = _BLOCK
 
@@ -272,7 +216,6 @@ class XmlToolsStream(ToolBlockStream):
         """The element (or a block without elements) is not a call: its text is text, and so is
         what follows, up to the next START."""
         self._reject(f"not a tool call ({err})", "".join(self._raw))
-        self._raw = []
         self._reset_element()
         self._state = _TEXT
         return pos if err.pos is None else err.pos
@@ -283,25 +226,19 @@ class XmlToolsStream(ToolBlockStream):
             self._text("".join(self._raw) + rest)
         else:
             self._reject("the output ended inside a tool call", "".join(self._raw) + rest)
-        self._raw = []
         self._reset_element()
-
-    def _pending_text(self) -> str:
-        return "".join(self._raw)
-
-
-def _escaped(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def write(calls: Sequence[Call]) -> str:
     """One `<tool-use>` block, an element per call: the arguments in the order of the tool's
-    positional parameters, all but the last as `args` words, the last the body; escaped as XML."""
+    positional parameters, all but the last as `args` words, the last the body; escaped as XML, a
+    carriage return in the body as `&#13;` (a literal one next to the body's framing line break
+    would read as part of that break)."""
     elements = []
     for name, arguments in calls:
         words, body = head_and_body(arguments)
-        args = ' args="' + _escaped(" ".join(words)).replace('"', "&quot;") + '"' if words else ""
-        inner = f"\n{_escaped(body)}\n" if arguments else "\n"
+        args = ' args="' + escape(" ".join(words), {'"': "&quot;"}) + '"' if words else ""
+        inner = f"\n{escape(body, {chr(13): '&#13;'})}\n" if arguments else "\n"
         elements.append(f"<{name}{args}>{inner}</{name}>")
     return START + "\n" + "\n".join(elements) + "\n" + END
 
