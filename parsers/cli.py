@@ -1,6 +1,6 @@
 """`toolcall-parsers` / `python -m toolcall_parsers`: the formats, and the operator's toolbox.
 
-toolcall-parsers formats [--json]                         # names, wire formats, engine names replaced, templates
+toolcall-parsers formats [--json]                         # names, models, wire formats, engines replaced, templates
 toolcall-parsers template hermes_json                     # path of a chat template (for --chat-template)
 toolcall-parsers parse hermes_json [--tools T.json] < out.txt              # JSON result
 toolcall-parsers parse hermes_json --stream --tokenizer DIR [--events] < out.txt   # real token deltas
@@ -85,11 +85,12 @@ def main(argv: list[str] | None = None) -> int:
             for fmt in FORMATS.values():
                 replaces = {"vllm": list(fmt.vllm_names), "sglang": list(fmt.sglang_names)}
                 if args.json:
-                    row = {"name": fmt.name, "summary": fmt.summary, "template": str(fmt.template_path)}
+                    row = {"name": fmt.name, "models": fmt.models, "summary": fmt.summary}
+                    row["template"] = str(fmt.template_path)
                     print(json.dumps({**row, "replaces": replaces}))
                 else:
                     names = " ".join(f"{engine}:{n}" for engine, ns in replaces.items() for n in ns) or "-"
-                    print(f"{fmt.name}\t{fmt.summary}\t{names}\t{fmt.template_path}")
+                    print(f"{fmt.name}\t{fmt.models}\t{fmt.summary}\t{names}\t{fmt.template_path}")
             return EXIT_OK
         if args.command == "template":
             print(get_format(args.name).template_path)

@@ -10,8 +10,11 @@ their command and date, usage lines, limits). Everything outside the notes is re
 head is the `page` notes; the table of contents is generated. A family module whose docstring is
 user-facing (`RENDERED_FAMILIES`) is rendered once, in the section of the first format using it.
 
-    python scripts/format_docs.py            # rewrite docs/formats.md
-    python scripts/format_docs.py --check    # exit 1, naming the stale sections, if it differs
+The README's format table (between `<!-- formats table -->` and `<!-- /formats table -->`) is written
+from the specs too: name, models, the engine names it replaces, what strict pins, the template.
+
+    python scripts/format_docs.py            # rewrite docs/formats.md and the README's format table
+    python scripts/format_docs.py --check    # exit 1, naming the stale sections, if either differs
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "formats.md"
+README = ROOT / "README.md"
+TABLE_OPEN, TABLE_CLOSE = "<!-- formats table -->", "<!-- /formats table -->"
 PAGE = "page"
 TITLE = "# Formats in detail"
 GENERATED = (
@@ -261,6 +266,31 @@ def render(formats: Mapping[str, Any], existing: str = "") -> str:
     return "\n\n".join(head + sections) + "\n"
 
 
+def readme_table(formats: Mapping[str, Any]) -> str:
+    """The README's format table: a row per format, by name."""
+    rows = [
+        "| `--tool-call-parser` | models | replaces (vLLM / SGLang) | strict pins | chat template |",
+        "|---|---|---|---|---|",
+    ]
+    for name in sorted(formats):
+        fmt = formats[name]
+        replaces = f"{_names(fmt.vllm_names) or 'none'} / {_names(fmt.sglang_names) or 'none'}"
+        if not (fmt.vllm_names or fmt.sglang_names):
+            replaces = "none"
+        pins = "arguments" if fmt.pins_arguments else "envelope"
+        template = f"`{Path(fmt.template_path).resolve().relative_to(ROOT).as_posix()}`"
+        rows.append(f"| [`{name}`](docs/formats.md#{name}) | {fmt.models} | {replaces} | {pins} | {template} |")
+    return "\n".join(rows)
+
+
+def with_readme_table(readme: str, formats: Mapping[str, Any]) -> str:
+    """`readme` with the text between the table markers replaced by `readme_table`."""
+    start, end = readme.find(TABLE_OPEN), readme.find(TABLE_CLOSE)
+    if start < 0 or end < start:
+        raise ValueError(f"README.md has no {TABLE_OPEN} ... {TABLE_CLOSE} markers")
+    return readme[: start + len(TABLE_OPEN)] + "\n\n" + readme_table(formats) + "\n\n" + readme[end:]
+
+
 def orphans(formats: Mapping[str, Any], existing: str) -> list[str]:
     """Notes in `existing` that no format (nor the page) would keep."""
     return [name for name in read_notes(existing) if name != PAGE and name not in formats]
@@ -286,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is not what it would write")
     parser.add_argument("--path", type=Path, default=DOCS, help="the page (default: docs/formats.md)")
+    parser.add_argument("--readme", type=Path, default=README, help="the README (default: README.md)")
     args = parser.parse_args(argv)
     from toolcall_parsers.formats import FORMATS
 
@@ -295,17 +326,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.path}: notes for no registered format: {', '.join(lost)}; move or delete them", file=sys.stderr)
         return 1
     wanted = render(FORMATS, current)
+    readme = args.readme.read_text(encoding="utf-8")
+    wanted_readme = with_readme_table(readme, FORMATS)
     if args.check:
         if current != wanted:
             print(
                 f"{args.path} is stale in: {', '.join(stale(current, wanted))}; run python scripts/format_docs.py",
                 file=sys.stderr,
             )
-            return 1
-        return 0
-    if current != wanted:
-        args.path.write_text(wanted, encoding="utf-8")
-        print(f"wrote {args.path} ({len(wanted)} characters)")
+        if readme != wanted_readme:
+            print(f"{args.readme}: the format table is stale; run python scripts/format_docs.py", file=sys.stderr)
+        return int(current != wanted or readme != wanted_readme)
+    for path, text, new_text in ((args.path, current, wanted), (args.readme, readme, wanted_readme)):
+        if text != new_text:
+            path.write_text(new_text, encoding="utf-8")
+            print(f"wrote {path} ({len(new_text)} characters)")
     return 0
 
 

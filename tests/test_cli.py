@@ -26,6 +26,8 @@ def test_formats_lists_every_format_and_the_engine_parsers_it_replaces():
     rows = {row["name"]: row for row in map(json.loads, out.stdout.splitlines())}
     assert out.returncode == 0 and set(rows) == set(FORMATS)
     assert rows["kimi_json"]["replaces"] == {"vllm": ["kimi_k2"], "sglang": ["kimi_k2"]}
+    assert rows["kimi_json"]["models"] == "Kimi K2 / K2.5 / K2.6"
+    assert all(row["models"] for row in rows.values())  # every spec says who writes it
     assert "vllm:hermes" in run("formats").stdout
 
 

@@ -109,3 +109,18 @@ def test_code_spans_hold_any_backticks() -> None:
     assert format_docs.code("```") == "` ``` `"
     assert format_docs.code("a`b") == "`` a`b ``"
     assert format_docs.code("a\nb") == "`a\\nb`"
+
+
+def test_the_readme_format_table_is_written_from_the_specs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every format has its row (name, models, engine names, strict, template); a hand edit is stale."""
+    table = format_docs.readme_table(FORMATS)
+    for name, fmt in FORMATS.items():
+        assert f"| [`{name}`](docs/formats.md#{name}) | {fmt.models} |" in table
+    readme = tmp_path / "README.md"
+    text = format_docs.README.read_text(encoding="utf-8")
+    assert table in text
+    readme.write_text(text.replace(FORMATS["tagged"].models, "edited by hand"), encoding="utf-8")
+    assert format_docs.main(["--check", "--readme", str(readme)]) == 1
+    assert "format table is stale" in capsys.readouterr().err
+    assert format_docs.main(["--readme", str(readme)]) == 0
+    assert readme.read_text(encoding="utf-8") == text

@@ -288,4 +288,5 @@ FORMAT = Format(
     typed_values=True,
     vllm_names=("deepseek_v32", "deepseek_v4", "deepseek_v41"),
     sglang_names=("deepseekv32", "deepseekv4", "deepseekv41"),
+    models="DeepSeek V3.2, V4 / V4 Flash, V4.1 (DSML)",
 )

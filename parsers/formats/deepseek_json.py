@@ -253,4 +253,5 @@ FORMAT = Format(
     writes_name=_writes_name,
     vllm_names=("deepseek_v3", "deepseek_v31"),
     sglang_names=("deepseekv3", "deepseekv31"),
+    models="DeepSeek V3 / V3-0324 / R1-0528, V3.1 / V3.2-Exp (special-token JSON)",
 )

@@ -288,4 +288,5 @@ FORMAT = Format(
     typed_values=True,
     vllm_names=("gemma4", "functiongemma"),
     sglang_names=("gemma4",),
+    models="Gemma 4, FunctionGemma",
 )

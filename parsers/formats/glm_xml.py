@@ -283,4 +283,5 @@ FORMAT = Format(
     typed_values=True,
     vllm_names=("glm45", "glm47", "ling3"),
     sglang_names=("glm", "glm45", "glm47", "ling3"),
+    models="GLM-4.5 / 4.6 / 4.7 / 5.x, Ling 3",
 )

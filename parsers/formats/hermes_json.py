@@ -215,4 +215,5 @@ FORMAT = Format(
     auto=auto_constraint,
     vllm_names=("hermes",),
     sglang_names=("hermes", "qwen", "qwen25"),
+    models="Hermes 2 Pro / 3, Qwen2.5 / Qwen3, SmolLM2, most ChatML models",
 )

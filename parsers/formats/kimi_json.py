@@ -286,4 +286,5 @@ FORMAT = Format(
     auto=auto_constraint,
     vllm_names=("kimi_k2",),
     sglang_names=("kimi_k2",),
+    models="Kimi K2 / K2.5 / K2.6",
 )

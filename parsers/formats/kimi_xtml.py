@@ -286,4 +286,5 @@ FORMAT = Format(
     typed_values=True,
     vllm_names=("kimi_k3",),
     sglang_names=("kimi_k3",),
+    models="Kimi K3 (XTML)",
 )

@@ -282,4 +282,5 @@ FORMAT = Format(
     auto=auto_constraint,
     vllm_names=("llama3_json", "llama4_json"),
     sglang_names=("llama3",),
+    models="Llama 3.1 / 3.2 / 3.3 (JSON tool calling)",
 )

@@ -275,4 +275,5 @@ FORMAT = Format(
     writes_name=_writes_name,
     vllm_names=("pythonic", "llama4_pythonic"),
     sglang_names=("pythonic",),
+    models="Llama 3.2 / Llama 4, Olmo, LFM-style pythonic models",
 )

@@ -280,8 +280,7 @@ def may_call(text: str) -> bool:
 _INFO_NAME = re.compile(r"[^\s`]+")
 
 
-def _writes_name(name: str) -> bool:
-    # The info string's first word: no whitespace, and no backtick in a backtick fence's info string
+def _writes_name(name: str) -> bool:  # the info string's first word: no whitespace, no backtick
     return _INFO_NAME.fullmatch(name) is not None
 
 
@@ -296,4 +295,5 @@ FORMAT = Format(
     writes_name=_writes_name,
     auto=auto_constraint,
     pins_arguments=False,
+    models="agents that prompt gptme-style (any model with our template)",
 )

@@ -220,4 +220,5 @@ FORMAT = Format(
     typed_values=True,
     vllm_names=("minimax_m3",),
     sglang_names=("minimax-m3",),
+    models="MiniMax-M3 (namespaced elements)",
 )

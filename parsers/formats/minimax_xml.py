@@ -191,4 +191,5 @@ FORMAT = Format(
     typed_values=True,
     vllm_names=("minimax_m2",),
     sglang_names=("minimax-m2",),
+    models="MiniMax-M2 family (M2, M2.1, M2.5, M2.7)",
 )

@@ -244,4 +244,5 @@ FORMAT = Format(
     auto=auto_constraint,
     vllm_names=("mistral",),
     sglang_names=("mistral",),
+    models="Mistral / Mixtral / Nemo / Small / Large / Magistral / Devstral",
 )

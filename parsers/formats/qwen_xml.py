@@ -193,4 +193,5 @@ FORMAT = Format(
     typed_values=True,
     vllm_names=("qwen3_coder", "qwen3_xml"),
     sglang_names=("qwen3_coder",),
+    models="Qwen3-Coder, Qwen3-Coder-Next, Qwen3.5 / Qwen3.6 and models that copied the format",
 )

@@ -84,4 +84,5 @@ FORMAT = Format(
     writes_name=writes_name,
     typed_values=True,
     vllm_names=("seed_oss",),
+    models="ByteDance Seed-OSS",
 )

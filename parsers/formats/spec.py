@@ -113,6 +113,8 @@ class Format:
     - `vllm_names` / `sglang_names`: the engines' built-in parser names (`--tool-call-parser`) whose
       models this format serves, so an operator knows what it replaces; the benchmark and the
       built-ins' corpus scores measure against them.
+    - `models`: the models that write this format, for people (the README's format table and
+      `toolcall-parsers formats` show it).
     """
 
     name: str
@@ -133,6 +135,7 @@ class Format:
     pins_arguments: bool = True
     vllm_names: tuple[str, ...] = ()
     sglang_names: tuple[str, ...] = ()
+    models: str = ""
 
     def stream(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any

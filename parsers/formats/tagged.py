@@ -264,4 +264,5 @@ FORMAT = Format(
     call_tag=CallTag(START + "\n{name} ", "\n" + END, START),
     writes_name=_writes_name,
     auto=auto_constraint,
+    models="any model prompted with our template (ChatML: Qwen, SmolLM2, ...)",
 )

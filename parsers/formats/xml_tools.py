@@ -283,4 +283,5 @@ FORMAT = Format(
     writes_name=_writes_name,
     auto=auto_constraint,
     pins_arguments=False,
+    models="agents that prompt gptme-style, as XML (any model with our template)",
 )
