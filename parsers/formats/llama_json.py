@@ -54,10 +54,9 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.json_calls import CallHead, HeadedCallReader
 from ..core.json_lexer import json_text
-from ..core.lines import LineStarts
+from ..core.line_start_stream import LineStartStream
 from ..core.outside import OutsideCalls
 from ..core.python_tag import PythonTagReader
-from ..core.stream import FormatStream
 from .grammar import (
     Element,
     const,
@@ -85,7 +84,7 @@ HEAD = CallHead(
 _TEXT, _CALL, _AFTER = range(3)
 
 
-class LlamaJsonStream(FormatStream):
+class LlamaJsonStream(LineStartStream[HeadedCallReader | PythonTagReader]):
     """Incremental parser for one response in Llama 3.x's JSON tool-call format."""
 
     format_name = "llama_json"
@@ -99,11 +98,8 @@ class LlamaJsonStream(FormatStream):
     ) -> None:
         super().__init__(tools, id_factory)
         self._outside = OutsideCalls(self._text, ["{", PYTHON_TAG], think_markers)
-        self._lines = LineStarts(super()._text)
         self._state = _TEXT
-        self._raw: list[str] = []  # what follows a call: text if no call comes
         self._separated = False  # a `;` was read after the last call
-        self._call: HeadedCallReader | PythonTagReader | None = None  # the call being read
         self._readers = {_TEXT: self._scan_text, _CALL: self._scan_call, _AFTER: self._scan_after}
 
     def _scan_text(self, text: str, pos: int) -> int | None:
@@ -121,16 +117,17 @@ class LlamaJsonStream(FormatStream):
         return m.start()
 
     def _read_call(self, call: HeadedCallReader | PythonTagReader) -> None:
-        self._call, self._raw = call, []
+        self._call_reader = call
+        self._raw = []
         self._state = _CALL
 
     def _scan_call(self, text: str, pos: int) -> int | None:
         """Inside a call: its reader reads it, up to its end or the point where it is not one."""
-        call = self._call
+        call = self._call_reader
         assert call is not None
         at = call.read(text, pos)
         if call.done:
-            self._call = None
+            self._call_reader = None
             if call.broken:
                 self._state = _TEXT
             else:
@@ -157,25 +154,6 @@ class LlamaJsonStream(FormatStream):
         self._raw = []
         self._state = _TEXT
         return pos
-
-    def _text(self, text: str) -> None:
-        """Every piece of content goes out here, through the line-start hold (`core/lines.py`)."""
-        if self._failed:
-            super()._text(text)
-        else:
-            self._lines.text(text)
-
-    def _close(self) -> None:
-        rest, self._buf = self._buf, ""
-        if self._call is not None:
-            self._call.read_eof(rest)
-        else:
-            self._text("".join(self._raw) + rest)
-        self._lines.release()
-        self._raw, self._call = [], None
-
-    def _pending_text(self) -> str:
-        return self._lines.pending() + (self._call.pending() if self._call is not None else "".join(self._raw))
 
 
 # -- the spec --------------------------------------------------------------------------------------

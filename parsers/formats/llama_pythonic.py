@@ -46,12 +46,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.lines import LineStarts
+from ..core.line_start_stream import LineStartStream
 from ..core.outside import OutsideCalls
 from ..core.python_calls import PythonCallReader
 from ..core.python_literals import is_name
 from ..core.python_schema import PythonSchemaGrammar, ebnf_text, python_literal
-from ..core.stream import FormatStream
 from .grammar import one_call_in_text, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 
@@ -63,7 +62,7 @@ _NAME_RUN = re.compile(r"[\w.]*")
 _BRACKETS = re.compile(r"\[+")
 
 
-class LlamaPythonicStream(FormatStream):
+class LlamaPythonicStream(LineStartStream[PythonCallReader]):
     """Incremental parser for one response in Llama's pythonic tool-call format."""
 
     format_name = "llama_pythonic"
@@ -77,12 +76,9 @@ class LlamaPythonicStream(FormatStream):
     ) -> None:
         super().__init__(tools, id_factory)
         self._outside = OutsideCalls(self._text, ["[", PYTHON_TAG, PYTHON_START], think_markers)
-        self._lines = LineStarts(super()._text)
         self._state = _TEXT
         self._marker = ""  # what opened the list: "[" or a python tag
         self._any_name = False  # the list may call any name (at a line start, after a tag): not only declared tools
-        self._raw: list[str] = []  # the markup read since the marker: text if no list follows
-        self._list: PythonCallReader | None = None
         self._readers = {
             _TEXT: self._scan_text,
             _TAG: self._scan_tag,
@@ -138,7 +134,7 @@ class LlamaPythonicStream(FormatStream):
             or not (self._any_name or name in self.tools.schemas)
         ):
             return self._not_a_list(pos)
-        self._list = PythonCallReader.list_of_calls(self, "".join(self._raw))
+        self._call_reader = PythonCallReader.list_of_calls(self, "".join(self._raw))
         self._raw = []
         self._state = _LIST
         return pos
@@ -151,12 +147,12 @@ class LlamaPythonicStream(FormatStream):
         return pos
 
     def _scan_list(self, text: str, pos: int) -> int | None:
-        assert self._list is not None
-        at = self._list.read(text, pos)
-        if self._list.done:
-            closed = not self._list.broken and self._list.calls > 0
+        assert self._call_reader is not None
+        at = self._call_reader.read(text, pos)
+        if self._call_reader.done:
+            closed = not self._call_reader.broken and self._call_reader.calls > 0
             self._state = _AFTER_LIST if closed and self._marker == PYTHON_START else _TEXT
-            self._list = None
+            self._call_reader = None
         return at
 
     def _scan_after_list(self, text: str, pos: int) -> int | None:
@@ -171,27 +167,6 @@ class LlamaPythonicStream(FormatStream):
         self._raw = []
         self._state = _TEXT
         return pos + len(PYTHON_END)
-
-    # -- text, and the end ------------------------------------------------------------------------
-
-    def _text(self, text: str) -> None:
-        """Every piece of text goes out here, through the line-start hold (`core/lines.py`)."""
-        if self._failed:
-            super()._text(text)
-        else:
-            self._lines.text(text)
-
-    def _close(self) -> None:
-        rest, self._buf = self._buf, ""
-        if self._list is not None:
-            self._list.read_eof(rest)
-        else:
-            self._text("".join(self._raw) + rest)
-        self._lines.release()
-        self._raw, self._list = [], None
-
-    def _pending_text(self) -> str:
-        return self._lines.pending() + (self._list.pending() if self._list is not None else "".join(self._raw))
 
 
 # -- the spec --------------------------------------------------------------------------------------
