@@ -32,7 +32,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def vllm_server(model_dir: Path, extra_args: Sequence[str], timeout: float = 600) -> Iterator[str]:
+def vllm_server(
+    model_dir: Path, extra_args: Sequence[str], timeout: float = 600, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """A running server's base URL; `env` adds to (or overrides) this process's environment."""
     port = free_port()
     cmd = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server",
@@ -40,7 +43,7 @@ def vllm_server(model_dir: Path, extra_args: Sequence[str], timeout: float = 600
         "--enforce-eager", "--max-model-len", "2048",
         "--host", "127.0.0.1", "--port", str(port), *extra_args,
     ]  # fmt: skip
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1")}
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"), **(env or {})}
     log = tempfile.NamedTemporaryFile(prefix="vllm-serve-", suffix=".log", delete=False)  # noqa: SIM115
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
@@ -110,7 +113,7 @@ def vllm_cli_server(model_dir: Path, extra_args: Sequence[str], timeout: float =
         "--enforce-eager", "--max-model-len", "2048",
         "--host", "127.0.0.1", "--port", str(port), *extra_args,
     ]  # fmt: skip
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1")}
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"), **(env or {})}
     log = tempfile.NamedTemporaryFile(prefix="vllm-serve-", suffix=".log", delete=False)  # noqa: SIM115
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -172,4 +173,34 @@ def hermes_server(smollm2_dir: Path):
     from vllm_server import vllm_server
 
     with vllm_server(smollm2_dir, server_args("hermes_json", SPEED_FLAGS)) as base_url:
+        yield base_url
+
+
+SERVER_PLUGINS = Path(__file__).resolve().parent / "server_plugins"
+
+
+@pytest.fixture(scope="session")
+def any_format_server(smollm2_dir: Path):
+    """One real `vllm serve` for the endpoint tests of every format (tests/test_e2e_endpoints.py):
+    the test-only `--tool-call-parser toolcall_parsers_any` builds, per request, the vLLM parser
+    class of the format the request's tools name (`server_plugins/any_format.py`), and the test-only
+    logits processor `forced_text:ForcedText` writes a request's `vllm_xargs["force_text"]` on any
+    endpoint (`server_plugins/forced_text.py`). Its base URL."""
+    pytest.importorskip("vllm")
+    from vllm_server import vllm_server
+
+    args = [
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        "toolcall_parsers_any",
+        "--tool-parser-plugin",
+        str(SERVER_PLUGINS / "any_format.py"),
+        "--logits-processors",
+        "forced_text:ForcedText",
+        "--chat-template",  # any template: the outputs are forced
+        str(SERVER_PLUGINS.parent.parent / "chat_templates" / "hermes_json.jinja"),
+        *SPEED_FLAGS.split(),
+    ]
+    path = os.pathsep.join(filter(None, [str(SERVER_PLUGINS), os.environ.get("PYTHONPATH")]))
+    with vllm_server(smollm2_dir, args, env={"PYTHONPATH": path}) as base_url:
         yield base_url
