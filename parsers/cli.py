@@ -6,7 +6,7 @@ toolcall-parsers parse hermes_json [--tools T.json] < out.txt              # JSO
 toolcall-parsers parse hermes_json --stream --tokenizer DIR [--events] < out.txt   # real token deltas
 toolcall-parsers parse hermes_json --stream --chunk 3 --events < out.txt  # 3-character deltas
 toolcall-parsers detect MODEL [--chat-template FILE] [--json]             # which parser, which flags
-toolcall-parsers smoke --base-url URL --model M [--parser NAME] [--force] [--json]
+toolcall-parsers smoke --base-url URL --model M [--api chat|responses|messages] [--parser NAME] [--force]
 toolcall-parsers capture --base-url URL --model M --prompts FILE [--parser NAME] [--out FILE]
 
 Exit status, every command:
@@ -60,6 +60,13 @@ def _parser() -> argparse.ArgumentParser:
     smoke = sub.add_parser("smoke", help="tool-calling prompts against a server, streamed and not")
     _server_args(smoke)
     smoke.add_argument("--force", action="store_true", help="pin the outputs through structured outputs (vLLM)")
+    smoke.add_argument(
+        "--api",
+        choices=("chat", "responses", "messages"),
+        default="chat",
+        help="the endpoint to ask: /v1/chat/completions, /v1/responses or /v1/messages (Anthropic)",
+    )
+    smoke.add_argument("--max-tokens", type=int, default=512, help="per unforced request (forced: the text's length)")
     smoke.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
     capture = sub.add_parser("capture", help="record a server's raw outputs as corpus JSONL (resumable)")
@@ -228,20 +235,24 @@ def _check_server(client: Any, args: argparse.Namespace) -> None:
 
 def _smoke(args: argparse.Namespace) -> int:
     from .toolbox.console import progress
-    from .toolbox.smoke import PROMPTS, row_json, run_smoke
+    from .toolbox.smoke import PROMPTS, Server, row_json, run_smoke
 
     if args.force and not args.parser:
         raise UsageError("--force needs --parser NAME (the format whose text is forced)")
+    if args.force and args.api == "messages":
+        raise UsageError("--force needs structured outputs, which /v1/messages lacks: use --api chat or responses")
     if args.parser:
         get_format(args.parser)
     client = _client(args)
     _check_server(client, args)
     with progress(enabled=not args.json) as bar:
         task = bar.add_task("smoke", total=2 * len(PROMPTS))
-        rows = run_smoke(client, args.model, args.parser, args.force, lambda: bar.advance(task), args.timeout)
+        server = Server(args.base_url, args.model, args.api, args.api_key, args.timeout, args.max_tokens)
+        rows = run_smoke(server, args.parser, args.force, lambda: bar.advance(task), args.timeout)
     ok = all(row.ok for row in rows)
     if args.json:
-        print_json({"ok": ok, "parser": args.parser, "forced": args.force, "rows": [row_json(r) for r in rows]})
+        report = {"ok": ok, "api": args.api, "parser": args.parser, "forced": args.force}
+        print_json({**report, "rows": [row_json(r) for r in rows]})
     else:
         _print_smoke(args, rows, ok)
     return EXIT_OK if ok else EXIT_FAILED
@@ -257,7 +268,8 @@ def _print_smoke(args: argparse.Namespace, rows: list[Any], ok: bool) -> None:
     from .toolbox.console import stdout_console
 
     mode = "forced" if args.force else "unforced"
-    table = Table(title=f"smoke {args.base_url} {args.model} ({args.parser or 'server parser'}, {mode})")
+    title = f"smoke {args.base_url} {args.model} ({args.api}, {args.parser or 'server parser'}, {mode})"
+    table = Table(title=title)
     for column in ("prompt", "parsed ok", "stream == non-stream", "first tool-call delta", "finish reason"):
         table.add_column(column)
     for row in rows:

@@ -96,11 +96,13 @@ def test_tool_choice_required_uses_the_formats_own_grammar(auto_server):
     assert got["calls"] and got["calls"][0]["name"] == "get_weather"
 
 
-def test_smoke_command_forced(auto_server):
-    out = _cli("smoke", "--base-url", auto_server, "--model", MODEL, "--parser", FORMAT, "--force", "--json")
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_smoke_command_forced(auto_server, api):
+    args = ["--parser", FORMAT, "--force", "--api", api, "--json"]
+    out = _cli("smoke", "--base-url", auto_server, "--model", MODEL, *args)
     assert out.returncode == 0, out.stdout + out.stderr
     report = json.loads(out.stdout)
-    assert report["ok"] and len(report["rows"]) == 4
+    assert report["ok"] and report["api"] == api and len(report["rows"]) == 4
     rows = {r["prompt"]: r for r in report["rows"]}
     assert rows["two parallel calls"]["calls"] == [
         ["get_weather", {"city": "Paris"}],
@@ -108,6 +110,20 @@ def test_smoke_command_forced(auto_server):
     ]
     assert rows["no tool needed"]["finish_reason"] == {"non_stream": "stop", "stream": "stop"}
     assert rows["one call"]["first_tool_call_delta_s"] > 0
+
+
+def test_smoke_command_through_anthropic_messages(auto_server):
+    """`/v1/messages` has no structured outputs: `--force` is refused with one line, and unforced the
+    prompts reach the server through the `anthropic` client (the weak model may or may not call)."""
+    server = ["--base-url", auto_server, "--model", MODEL, "--api", "messages"]
+    out = _cli("smoke", *server, "--parser", FORMAT, "--force")
+    assert out.returncode == 2 and "/v1/messages" in out.stderr and "Traceback" not in out.stderr
+    out = _cli("smoke", *server, "--max-tokens", "24", "--json")
+    assert out.returncode in (0, 1) and "Traceback" not in out.stderr, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert report["api"] == "messages" and len(report["rows"]) == 4
+    errors = [p for row in report["rows"] for p in row["problems"] if "Error" in p or "timed out" in p]
+    assert not errors, errors
 
 
 def test_smoke_command_fails_on_a_mismatched_parser(auto_server):

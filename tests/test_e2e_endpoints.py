@@ -142,3 +142,60 @@ def test_every_endpoint_streamed_and_not_ends_with_what_parse_finds(any_format_s
     with ThreadPoolExecutor(max_workers=8) as pool:  # the server batches them
         found = [p for problems in pool.map(run, jobs) for p in problems]
     assert not found, "\n".join(found)
+
+
+def strict_tools(fmt: str) -> list[dict[str, Any]]:
+    """One strict tool whose argument is an enum, naming `fmt` for the server's parser choice."""
+    city = {"type": "string", "enum": ["Paris", "Tokyo"]}
+    parameters = {"type": "object", "properties": {"city": city}, "required": ["city"], "additionalProperties": False}
+    function = {"name": "get_weather", "description": f"[format: {fmt}] The weather", "strict": True}
+    return [{"type": "function", "function": {**function, "parameters": parameters}}]
+
+
+NAMED = {"type": "function", "function": {"name": "get_weather"}}
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_tool_choice_and_strict_tools_on_every_endpoint(any_format_server, fmt):
+    """Unforced, so the format's constraints decide: `required` and a named tool (Messages' `any`
+    and `tool`) give calls of the declared tool, the strict tool's enum kept where the format pins
+    arguments; `none` gives text only; strict `auto` lets the model answer in text, and any call it
+    makes keeps the schema. Streamed, and `required` also finished. Where the format pins only the
+    envelope (`xml_tools`), the weak model may fill the free body until `max_tokens`: then the text
+    must be the envelope the constraint opened."""
+    pins = FORMATS[fmt].pins_arguments
+    # a constrained call may take a token per character (the grammar masks the merges): room for two
+    budget = 2 * len(FORMATS[fmt].write([("get_weather", {"city": "Tokyo"})])) + 60
+    jobs = [(api, choice, True) for api in APIS for choice in ("required", NAMED, "none", "auto")]
+    jobs += [(api, "required", False) for api in APIS]
+
+    def run(job: tuple[str, Any, bool]) -> list[str]:
+        api, choice, stream = job
+        tools = strict_tools(fmt)
+        reply = ask(
+            any_format_server,
+            api,
+            SERVED_NAME,
+            "What is the weather in Paris?",
+            tools,
+            stream=stream,
+            max_tokens=budget,
+            tool_choice=choice,
+            temperature=0,
+        )
+        where = f"{api} / {choice if isinstance(choice, str) else 'named'} / {'streamed' if stream else 'finished'}"
+        problems = list(reply.problems)
+        if choice == "none" and reply.calls:
+            problems.append(f"calls under tool_choice none: {reply.pairs()}")
+        if choice in ("required", NAMED) and not reply.calls:
+            opened = (reply.content or "").startswith(FORMATS[fmt].markers[0])
+            if pins or reply.stop != "length" or not opened:  # an envelope's free body may run to the end
+                problems.append(f"no call (stop {reply.stop}, content {reply.content!r})")
+        for name, arguments in reply.pairs():
+            if name != "get_weather" or (pins and arguments not in ({"city": "Paris"}, {"city": "Tokyo"})):
+                problems.append(f"a call outside the strict schema: {name} {arguments!r}")
+        return [f"{where}: {p}" for p in problems]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        found = [p for problems in pool.map(run, jobs) for p in problems]
+    assert not found, "\n".join(found)

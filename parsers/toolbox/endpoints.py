@@ -13,11 +13,16 @@ Completions -> Responses -> Messages):
 - a named tool, `{"type": "function", "function": {"name": N}}` -> `{"type": "function", "name": N}`
   -> `{"type": "tool", "name": N}`.
 
-`xargs` go to vLLM as the request's `vllm_xargs` (every endpoint takes them).
+`xargs` go to vLLM as the request's `vllm_xargs` (every endpoint takes them); `extra` adds any
+other field to the request body (e.g. `structured_outputs`, which Chat Completions and Responses
+take and Messages does not); sampling options (`temperature=0`) go in the body for Messages, whose
+client (anthropic 2.17) no longer takes them as arguments.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .replies import (
@@ -28,6 +33,7 @@ from .replies import (
     messages_stream_reply,
     responses_reply,
     responses_stream_reply,
+    starts_a_call,
 )
 
 
@@ -59,6 +65,24 @@ def tool_choice_for(api: str, choice: Any) -> Any:
     return {"type": {"required": "any"}.get(choice, choice)}
 
 
+class _Clock:
+    """Passes a stream's events through, noting how long after the request the first one of a
+    call arrived."""
+
+    def __init__(self, api: str) -> None:
+        self.api, self.started, self.first_call_s = api, time.monotonic(), None
+
+    def __call__(self, events: Iterable[Any]) -> Iterator[Any]:
+        for event in events:
+            if self.first_call_s is None and starts_a_call(self.api, event):
+                self.first_call_s = time.monotonic() - self.started
+            yield event
+
+    def timed(self, reply: Reply) -> Reply:
+        reply.first_call_s = self.first_call_s
+        return reply
+
+
 def ask(
     base_url: str,
     api: str,
@@ -70,32 +94,36 @@ def ask(
     max_tokens: int = 300,
     tool_choice: Any = "auto",
     xargs: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
     timeout: float = 120,
+    api_key: str = "unused",
     **sampling: Any,
 ) -> Reply:
     """Send one user `prompt` with `tools` to `base_url` (`http://host:port/v1`) through `api`
     (`chat`, `responses` or `messages`) and return what the client ends with."""
-    extra = {"vllm_xargs": xargs} if xargs else None
+    clock = _Clock(api)
+    body = {**(extra or {}), **({"vllm_xargs": xargs} if xargs else {})} or None
     if api == "messages":
         import anthropic
 
-        client = anthropic.Anthropic(base_url=base_url.removesuffix("/v1"), api_key="unused", timeout=timeout)
+        client = anthropic.Anthropic(
+            base_url=base_url.removesuffix("/v1"), api_key=api_key, timeout=timeout, max_retries=0
+        )
         kwargs: dict[str, Any] = {
             "model": model,
             "max_tokens": max_tokens,
             "messages": [{"role": "user", "content": prompt}],
             "tools": messages_tools(tools),
             "tool_choice": tool_choice_for(api, tool_choice),
-            "extra_body": extra,
-            **sampling,
+            "extra_body": {**(body or {}), **sampling} or None,  # this client has no `temperature` argument
         }
         if stream:
-            return messages_stream_reply(client.messages.create(stream=True, **kwargs))
+            return clock.timed(messages_stream_reply(clock(client.messages.create(stream=True, **kwargs))))
         return messages_reply(client.messages.create(**kwargs))
 
     import openai
 
-    oai = openai.OpenAI(base_url=base_url, api_key="unused", timeout=timeout)
+    oai = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
     if api == "responses":
         kwargs = {
             "model": model,
@@ -103,11 +131,11 @@ def ask(
             "tools": responses_tools(tools),
             "tool_choice": tool_choice_for(api, tool_choice),
             "max_output_tokens": max_tokens,
-            "extra_body": extra,
+            "extra_body": body,
             **sampling,
         }
         if stream:
-            return responses_stream_reply(oai.responses.create(stream=True, **kwargs))
+            return clock.timed(responses_stream_reply(clock(oai.responses.create(stream=True, **kwargs))))
         return responses_reply(oai.responses.create(**kwargs))
     if api != "chat":
         raise ValueError(f"unknown api {api!r}: one of chat, responses, messages")
@@ -117,9 +145,9 @@ def ask(
         "tools": tools,
         "tool_choice": tool_choice,
         "max_tokens": max_tokens,
-        "extra_body": extra,
+        "extra_body": body,
         **sampling,
     }
     if stream:
-        return chat_stream_reply(oai.chat.completions.create(stream=True, **kwargs))
+        return clock.timed(chat_stream_reply(clock(oai.chat.completions.create(stream=True, **kwargs))))
     return chat_reply(oai.chat.completions.create(**kwargs))

@@ -37,6 +37,8 @@ class Reply:
     calls: list[tuple[str | None, str, str]] = field(default_factory=list)
     stop: str | None = None
     problems: list[str] = field(default_factory=list)
+    first_call_s: float | None = None
+    """Streamed: seconds from the request to the first event of a call (set by `endpoints.ask`)."""
 
     def pairs(self) -> list[tuple[str, Any]]:
         """(name, decoded arguments) per call; the text where it is not JSON."""
@@ -47,6 +49,16 @@ class Reply:
             except json.JSONDecodeError:
                 out.append((name, arguments))
         return out
+
+
+def starts_a_call(api: str, event: Any) -> bool:
+    """Whether a streamed event (chunk) of `api` is the first sign of a tool call."""
+    data = _plain(event)
+    if api == "chat":
+        return any((choice.get("delta") or {}).get("tool_calls") for choice in data.get("choices") or [])
+    if api == "responses":
+        return data.get("type") == "response.output_item.added" and data["item"].get("type") == "function_call"
+    return data.get("type") == "content_block_start" and data["content_block"].get("type") == "tool_use"
 
 
 def _plain(obj: Any) -> Any:
@@ -65,8 +77,15 @@ def chat_reply(completion: Any) -> Reply:
     """A finished `/v1/chat/completions` response's first choice."""
     choice = _plain(completion)["choices"][0]
     message = choice.get("message") or {}
-    calls = [(c.get("id"), c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls") or []]
-    return Reply(message.get("content") or None, calls, choice.get("finish_reason"))
+    reply = Reply(message.get("content") or None, stop=choice.get("finish_reason"))
+    for call in message.get("tool_calls") or []:
+        name, arguments = call["function"].get("name") or "", call["function"].get("arguments")
+        if isinstance(arguments, str):
+            reply.calls.append((call.get("id"), name, arguments))
+        else:
+            kind = type(arguments).__name__
+            reply.problems.append(f"arguments of {name!r} are not a JSON string (the server sent a {kind})")
+    return reply
 
 
 def chat_stream_reply(chunks: Iterable[Any]) -> Reply:

@@ -1,25 +1,29 @@
 """`toolcall-parsers smoke`: a fixed set of tool-calling prompts against any OpenAI-compatible server.
 
-Each prompt is asked twice, streamed and not, and checked: the calls parse (with `--force`, exactly
+Each prompt is asked twice, streamed and not, through the endpoint the operator's agent uses
+(`--api`: Chat Completions, the Responses API or Anthropic Messages, with the real clients; see
+`endpoints`), and checked: the calls parse (with `--force`, exactly
 the calls the forced text holds, and the content our `parse()` finds; without, at least one call to
 a declared tool with JSON-object arguments, or none for the prompt that needs no tool), the stream
-tells the same story as the finished response, and both finish alike. `--force` pins the output
-through structured outputs (see `forced.py`), so a weak model on a CPU is as good as a strong one.
+tells the same story as the finished response (and keeps the endpoint's streaming rules), and both
+finish alike. `--force` pins the output through structured outputs (see `forced.py`), so a weak
+model on a CPU is as good as a strong one; `/v1/messages` has no structured outputs, so there it
+runs unforced.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import parse
 from ..detect import PROBE_TOOLS
+from . import endpoints
 from .forced import Call, forced_body, write_calls
-from .openai_stream import StreamFold
+from .replies import Reply
 
 LONG_TEXT = (
     "Release notes, draft 3. The parser now keeps a partial marker back only while it can still become "
@@ -54,6 +58,20 @@ PROMPTS = (
     ),
     Prompt("no tool needed", "Say hello in one short sentence. Do not call any tool.", (), "Hello! How can I help?"),
 )
+
+
+@dataclass(frozen=True)
+class Server:
+    """Where smoke asks: the API's base URL (`http://host:port/v1`), the endpoint (`chat`,
+    `responses` or `messages`), the model, the key, the client's timeout per read, the token budget."""
+
+    base_url: str
+    model: str
+    api: str = "chat"
+    api_key: str = "unused"
+    timeout: float = 600.0
+    max_tokens: int = 512
+    """Per unforced request; a forced one gets its text's length."""
 
 
 @dataclass
@@ -91,13 +109,11 @@ def forced_text(parser: str, prompt: Prompt) -> str:
     return f"{prompt.content}\n{text}" if prompt.content else text
 
 
-def _calls(tool_calls: list[tuple[str | None, Any]]) -> tuple[list[Call], list[str]]:
+def _calls(reply: Reply) -> tuple[list[Call], list[str]]:
+    """The reply's calls with their arguments decoded; arguments that are not a JSON object are
+    problems (the call is dropped)."""
     calls, problems = [], []
-    for name, arguments in tool_calls:
-        if arguments is not None and not isinstance(arguments, str):
-            kind = type(arguments).__name__
-            problems.append(f"arguments of {name!r} are not a JSON string (the server sent a {kind})")
-            continue
+    for _, name, arguments in reply.calls:
         try:
             value = json.loads(arguments or "{}")
         except json.JSONDecodeError:
@@ -105,20 +121,20 @@ def _calls(tool_calls: list[tuple[str | None, Any]]) -> tuple[list[Call], list[s
             continue
         if not isinstance(value, dict):
             problems.append(f"arguments of {name!r} are not an object")
-        calls.append((name or "", value))
+        calls.append((name, value))
     return calls, problems
 
 
 def bounded_ask(
-    client: Any, model: str, prompt: Prompt, raw: str | None, stream: bool, seconds: float | None
+    server: Server, prompt: Prompt, raw: str | None, stream: bool, seconds: float | None
 ) -> tuple[Answer, list[str]]:
     """`ask`, failed after `seconds` whatever the server does: the client's timeout bounds each read,
     so a server that drips a byte (or an SSE ping) now and then would hold a request for as long as
     it drips. The request runs in a daemon thread, left behind on time-out (the process ends it)."""
     if seconds is None:
-        return ask(client, model, prompt, raw, stream)
+        return ask(server, prompt, raw, stream)
     box: list[tuple[Answer, list[str]]] = []
-    worker = threading.Thread(target=lambda: box.append(ask(client, model, prompt, raw, stream)), daemon=True)
+    worker = threading.Thread(target=lambda: box.append(ask(server, prompt, raw, stream)), daemon=True)
     worker.start()
     worker.join(seconds)
     if box:
@@ -127,39 +143,31 @@ def bounded_ask(
     return answer, [answer.error]
 
 
-def ask(client: Any, model: str, prompt: Prompt, raw: str | None, stream: bool) -> tuple[Answer, list[str]]:
-    """One request; never raises (a failed request is an answer with `error`)."""
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [{"role": "user", "content": prompt.user}],
-        "tools": PROBE_TOOLS,
-        "tool_choice": "auto",
-        "temperature": 0,
-        "max_tokens": min(len(raw) + 32, 1800) if raw is not None else 512,
-    }
-    if raw is not None:
-        body["extra_body"] = forced_body(raw)
-    answer, started = Answer(), time.monotonic()
-    delta_problems: list[str] = []
+def ask(server: Server, prompt: Prompt, raw: str | None, stream: bool) -> tuple[Answer, list[str]]:
+    """One request through the server's `api`; never raises (a failed request is an answer with
+    `error`)."""
+    max_tokens = min(len(raw) + 32, 1800) if raw is not None else server.max_tokens
+    answer = Answer()
     try:
-        if not stream:
-            choice = client.chat.completions.create(**body).choices[0]
-            answer.content, answer.finish = choice.message.content, choice.finish_reason
-            pairs = [(c.function.name, c.function.arguments) for c in choice.message.tool_calls or []]
-        else:
-            fold = StreamFold()
-            for chunk in client.chat.completions.create(**body, stream=True):
-                fold.add_chunk(chunk)
-                if answer.first_call_delta is None and fold.by_index:
-                    answer.first_call_delta = time.monotonic() - started
-            answer.content, answer.finish = fold.content, fold.finish
-            pairs = [(call.name, call.arguments) for call in fold.calls]
-            delta_problems = fold.problems
+        reply = endpoints.ask(
+            server.base_url,
+            server.api,
+            server.model,
+            prompt.user,
+            PROBE_TOOLS,
+            stream=stream,
+            max_tokens=max_tokens,
+            extra=forced_body(raw) if raw is not None else None,
+            timeout=server.timeout,
+            api_key=server.api_key,
+            temperature=0,
+        )
     except Exception as err:  # one failed request is a row of the report, never a crash
         answer.error = f"{type(err).__name__}: {err}"[:300]
         return answer, [answer.error]
-    answer.calls, answer.problems = _calls(pairs)
-    answer.problems = delta_problems + answer.problems
+    answer.content, answer.finish, answer.first_call_delta = reply.content, reply.stop, reply.first_call_s
+    answer.calls, problems = _calls(reply)
+    answer.problems = reply.problems + problems
     return answer, answer.problems
 
 
@@ -203,21 +211,20 @@ def check(prompt: Prompt, plain: Answer, streamed: Answer, raw: str | None, pars
 
 
 def run_smoke(
-    client: Any,
-    model: str,
+    server: Server,
     parser: str | None,
     force: bool,
     on_request: Callable[[], None] | None = None,
     timeout: float | None = None,
 ) -> list[SmokeRow]:
     """Every prompt, non-streamed then streamed, each request failed after `timeout` seconds. `force`
-    needs `parser` (the format to write)."""
+    needs `parser` (the format to write) and an endpoint with structured outputs (not `messages`)."""
     rows = []
     for prompt in PROMPTS:
         raw = forced_text(parser, prompt) if force and parser else None
         answers = []
         for stream in (False, True):
-            answer, _ = bounded_ask(client, model, prompt, raw, stream, timeout)
+            answer, _ = bounded_ask(server, prompt, raw, stream, timeout)
             answers.append(answer)
             if on_request:
                 on_request()
