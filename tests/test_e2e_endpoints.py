@@ -4,8 +4,8 @@
 
 Each case's raw text is forced on real token deltas by the test-only logits processor
 (`server_plugins/forced_text.py`, through `vllm_xargs`, which every endpoint takes), and the server
-builds the format's own vLLM parser class per request (`server_plugins/any_format.py`; the entry
-point and the class attributes are proven on the `hermes_json` server, tests/test_e2e_hermes_json.py).
+builds the format's own vLLM parser object per request (`server_plugins/any_format.py`; loading
+through the entry point is proven on the `hermes_json` server, tests/test_e2e_hermes_json.py).
 What the client ends with (`toolbox.replies`: text, calls with ids, stop reason, and the endpoint's
 streaming rules, such as argument fragments adding up to the final arguments) must equal `parse()`
 of the same text. The cases: two calls after text, the second's string holding the format's end
@@ -22,82 +22,13 @@ import pytest
 
 pytest.importorskip("vllm")
 
+from endpoint_cases import Case, cases, differences, tools_for
 from toolcall_parsers import FORMATS, parse
 from toolcall_parsers.toolbox.endpoints import ask
-from toolcall_parsers.toolbox.replies import APIS, Reply
+from toolcall_parsers.toolbox.replies import APIS
 from vllm_server import SERVED_NAME
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]  # one vllm serve at a time: on one worker
-
-
-def tools_for(fmt: str) -> list[dict[str, Any]]:
-    """Two tools, the first naming `fmt` for the server's per-request parser choice."""
-    string = {"type": "string"}
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "description": f"[format: {fmt}] The weather in a city",
-                "parameters": {"type": "object", "properties": {"city": string}, "required": ["city"]},
-            },
-        },
-        {
-            "type": "function",
-            "function": {
-                "name": "search",
-                "description": "Search the web",
-                "parameters": {"type": "object", "properties": {"query": string}, "required": ["query"]},
-            },
-        },
-    ]
-
-
-Case = tuple[str, str, int | None, str]
-"""(name, the text forced, max_tokens or None, the text the model ends up writing)."""
-
-
-def cases(fmt: str, encode: Any, decode: Any) -> list[Case]:
-    """`fmt`'s cases, every text written by its writer."""
-    spec = FORMATS[fmt]
-    end = spec.markers[-1] if spec.markers else ""
-    one = spec.write([("get_weather", {"city": "Paris"})])
-    query = f"explain the {end} marker, ü"
-    two = "Let me check both.\n" + spec.write([("get_weather", {"city": "Paris"}), ("search", {"query": query})])
-    around = f"First this.\n{one}\nThen that."
-    malformed = f"Trying.\n{one[: len(one) // 2]} ?? {end}\nSorry."
-    cut = "Checking.\n" + spec.write([("search", {"query": query})])
-    ids = encode(cut)
-    kept = next(n for n in range(len(ids) - 1, 0, -1) if not parse(fmt, decode(ids[:n]), tools_for(fmt)).calls)
-    return [
-        ("two calls", two, None, two),
-        ("text around a call", around, None, around),
-        ("malformed call", malformed, None, malformed),
-        ("max_tokens cut", cut, kept, decode(ids[:kept])),  # the longest cut that is no call
-    ]
-
-
-def differences(fmt: str, raw: str, reply: Reply, length: bool) -> list[str]:
-    """How `reply` differs from `parse()` of `raw`."""
-    expected = parse(fmt, raw, tools_for(fmt))
-    problems = list(reply.problems)
-    want = [(c.name, c.arguments) for c in expected.calls]
-    if reply.pairs() != want:
-        problems.append(f"calls {reply.pairs()} != parse() {want}")
-    if reply.content != expected.content:
-        problems.append(f"content {reply.content!r} != parse() {expected.content!r}")
-    stop = "length" if length else ("tool_calls" if expected.calls else "stop")
-    if reply.stop != stop:
-        problems.append(f"stop {reply.stop!r} != {stop!r}")
-    ids = [call_id for call_id, _, _ in reply.calls]
-    if not all(ids) or len(set(ids)) != len(ids):
-        problems.append(f"call ids missing or repeated: {ids}")
-    if FORMATS[fmt].own_ids:  # the format's id rule, not vLLM's: the same ids, or (random) the same form
-        own = [c.id for c in expected.calls]
-        fixed = own == [c.id for c in parse(fmt, raw, tools_for(fmt)).calls]
-        if (ids != own) if fixed else ([len(i or "") for i in ids] != [len(i) for i in own]):
-            problems.append(f"ids {ids} are not the format's own (parse(): {own})")
-    return problems
 
 
 @pytest.fixture(scope="module")
