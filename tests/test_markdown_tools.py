@@ -313,3 +313,14 @@ def test_the_required_constraint_lets_the_output_end_after_a_blank_line():
             assert not _is_grammar_accept_string(grammar, block + tail), (single, tail)
         two = block + "\n```get_weather\nOslo\n```\n\n"
         assert _is_grammar_accept_string(grammar, two) is not single
+
+
+def test_writes_value_refuses_a_body_ending_in_a_lone_carriage_return():
+    """A fence has no escape: a body's final `\\r` joins the closing line break (`"a\\r"` reads back
+    `"a"`), so the spec's `writes_value` keeps tools that write calls (the fuzzer) off it."""
+    spec = get_format("markdown_tools")
+    for value in ("a\r", "\r", "x\r\r"):
+        assert not spec.writes_value(value)
+        assert calls(spec.write([("shell", {"command": value})])) != [("shell", {"command": value})]
+    for value in ("a\r\n", "\ra", "a", ""):
+        assert spec.writes_value(value)

@@ -101,10 +101,11 @@ def test_a_messages_stream_breaking_its_rules_is_reported():
         "not JSON" in p for p in messages_stream_reply(messages_events({"id": "t1", "name": "f"}, ['{"a"'])).problems
     )
     assert any(
-        "not an object" in p for p in messages_stream_reply(messages_events({"id": "t", "name": "f"}, ["[1]"])).problems
+        "not a JSON object" in p
+        for p in messages_stream_reply(messages_events({"id": "t", "name": "f"}, ["[1]"])).problems
     )
     no_stop = messages_stream_reply(messages_events({"id": "t1", "name": "f"}, ["{}"], stop=None))
-    assert "the stream ended without a message_delta stop reason" in no_stop.problems
+    assert "the stream ended without a message_delta" in no_stop.problems
     assert messages_stream_reply(messages_events({"id": "t1", "name": "f"}, ["{}"], stop="max_tokens")).stop == "length"
 
 
@@ -145,3 +146,60 @@ def test_tools_and_tool_choice_in_each_endpoints_spelling():
         {"type": "tool", "name": "get_weather"},
     ]
     assert tool_choice_for("chat", named) is named
+
+
+def test_a_block_started_twice_or_a_delta_of_the_wrong_kind_is_reported():
+    """The reviewer's cases: a repeated index listed the call twice, a text_delta in a tool_use
+    block became its arguments; each is now a problem."""
+    start = {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "f"}}
+    stop = {"type": "content_block_stop", "index": 0}
+    end = {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}
+    twice = messages_stream_reply(
+        [start, stop, {**start, "content_block": {**start["content_block"], "id": "u"}}, stop, end]
+    )
+    assert "block 0 started twice" in twice.problems and len(twice.calls) == 1
+    text_in_call = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": '{"a": 1}'}}
+    wrong = messages_stream_reply([start, text_in_call, stop, end])
+    assert any("text_delta in tool_use block 0" in p for p in wrong.problems) and wrong.calls == [("t", "f", "{}")]
+    late = {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{}"}}
+    assert "a delta for block 0, which is not open" in messages_stream_reply([start, stop, late, end]).problems
+    kept = {**start, "content_block": {**start["content_block"], "input": {"a": 1}}}
+    assert messages_stream_reply([kept, stop, end]).calls == [("t", "f", '{"a": 1}')]  # no deltas: the start's input
+
+
+def test_a_failed_responses_answer_or_an_error_event_is_a_problem():
+    failed = responses_stream_reply([{"type": "response.failed", "response": {"status": "failed", "output": []}}])
+    assert any("'failed'" in p for p in failed.problems)
+    assert any("'cancelled'" in p for p in responses_reply({"status": "cancelled", "output": []}).problems)
+    error = responses_stream_reply([{"type": "error", "message": "boom"}])
+    assert "an error event: boom" in error.problems
+    unended = [
+        {"type": "response.output_text.delta", "item_id": "m", "content_index": 0, "delta": "x"},
+        {"type": "response.completed", "response": {"status": "completed", "output": []}},
+    ]
+    assert any("never came to their done event" in p for p in responses_stream_reply(unended).problems)
+
+
+def test_arguments_cut_by_max_tokens_are_the_raw_text_and_one_problem_on_every_endpoint():
+    cut = '{"a": "x'
+    chat = chat_reply({"choices": [{"finish_reason": "length", "message": {"tool_calls": [
+        {"id": "c", "function": {"name": "f", "arguments": cut}}]}}]})  # fmt: skip
+    item = {"type": "function_call", "id": "fc", "call_id": "c", "name": "f", "arguments": cut}
+    responses = responses_reply(
+        {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": [item]}
+    )
+    start = {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "c", "name": "f"}}
+    fragment = {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": cut}}
+    messages = messages_stream_reply(
+        [start, fragment, {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}}]
+    )
+    for reply in (chat, responses, messages):
+        assert reply.calls == [("c", "f", cut)] and reply.stop == "length"
+        assert [p for p in reply.problems if "not JSON" in p] == [f"arguments of 'f' are not JSON: {cut!r}"]
+
+
+def test_a_malformed_answer_is_a_problem_not_an_exception():
+    assert chat_reply({"choices": []}).problems
+    assert chat_reply({"choices": [{"message": {"tool_calls": [{"id": "c", "function": None}]}}]}).problems
+    assert responses_stream_reply([{"type": "response.output_text.delta", "delta": "x"}]).problems
+    assert tool_choice_for("responses", None) == "auto" and tool_choice_for("messages", None) == {"type": "auto"}

@@ -36,16 +36,14 @@ one logged reason; a fence naming no declared tool is content, silently):
   whose parameters all came from words; a refused call (too many calls, an undeclared tool the
   operator refuses); arguments past TOOLCALL_PARSERS_MAX_CALL_CHARS (acted on at the closing fence).
   The opening line's errors make the fence a content fence; a body's, the whole block content.
-- A call block not closed by the end of the output is content ("an unclosed block at the end is
-  content"). The default streaming policy never shows it (unless its arguments passed the policy's
-  bound); `eager` shows its start and body as written, then its text: the finished response has no
-  such call.
+- A call block not closed by the end of the output is content. The default streaming policy never
+  shows it (unless its arguments passed the policy's bound); `eager` shows its start and body as
+  written, then its text: the finished response has no such call.
 
 Streaming: a call starts when its opening line is complete; the body streams as the last key's JSON
 string. Held back between deltas: at a line start, up to 3 spaces and a fence run (at most 67
 characters); in a fence, a `\\r` that ends a delta (it may start a line break); in a call body, the
-line break before a possible closing fence line (kept aside). Whitespace after a closing run is read,
-never held.
+line break before a possible closing fence line. Whitespace after a closing run is never held.
 """
 
 from __future__ import annotations
@@ -228,11 +226,8 @@ class MarkdownToolsStream(ToolBlockStream):
 
 TRAILER = r"\n{0,2}"
 """What the `required` constraint lets follow the last block: the end of the closing fence's line
-and one blank line. Without it a model that ends that line (`\\n` is the block separator) must start
-another block: SmolLM2-135M, greedy, wrote ```` ```get_weather\\n<city>\\n``` ```` eighteen times
-to max_tokens, choosing `\\n` over the end of output after each closing fence, then the next
-fence over the end once the `\\n` was written. After a blank line it ends. Bounded: a model may
-otherwise write line breaks to max_tokens."""
+and one blank line (bounded). Without it a model that ends that line must start another block (`\\n`
+separates blocks): SmolLM2-135M, greedy, wrote the same block eighteen times to max_tokens."""
 
 
 def write(calls: Sequence[Call]) -> str:
@@ -284,6 +279,10 @@ def _writes_name(name: str) -> bool:  # the info string's first word: no whitesp
     return _INFO_NAME.fullmatch(name) is not None
 
 
+def _writes_value(value: Any) -> bool:  # a fence cannot escape a body's final `\r` (docstring)
+    return not (isinstance(value, str) and value.endswith("\r"))
+
+
 FORMAT = Format(
     "markdown_tools",
     "```tool word..\\nbody\\n``` (gptme's fenced tool blocks)",
@@ -293,6 +292,7 @@ FORMAT = Format(
     required=required_constraint,
     needs_declared_tools=may_call,
     writes_name=_writes_name,
+    writes_value=_writes_value,
     auto=auto_constraint,
     pins_arguments=False,
     models="agents that prompt gptme-style (any model with our template)",

@@ -56,6 +56,7 @@ def messages_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def tool_choice_for(api: str, choice: Any) -> Any:
     """A Chat Completions `tool_choice` in `api`'s spelling (see the module docstring)."""
     named = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+    choice = "auto" if choice is None else choice
     if api == "chat":
         return choice
     if api == "responses":
@@ -107,7 +108,7 @@ def ask(
         import anthropic
 
         client = anthropic.Anthropic(
-            base_url=base_url.removesuffix("/v1"), api_key=api_key, timeout=timeout, max_retries=0
+            base_url=base_url.rstrip("/").removesuffix("/v1"), api_key=api_key, timeout=timeout, max_retries=0
         )
         kwargs: dict[str, Any] = {
             "model": model,

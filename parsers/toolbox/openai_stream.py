@@ -17,6 +17,7 @@ raised, so a tool can report it and a test can assert there is none.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,20 +114,26 @@ class StreamFold:
 
     def problems_with_arguments(self) -> list[str]:
         """The calls whose concatenated fragments are not a JSON object."""
-        problems = []
-        for call in self.calls:
-            try:
-                value = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError:
-                problems.append(f"arguments of {call.name!r} are not JSON: {call.arguments[:80]!r}")
-                continue
-            if not isinstance(value, dict):
-                problems.append(f"arguments of {call.name!r} are not an object")
-        return problems
+        return arguments_problems((call.name, call.arguments) for call in self.calls)
 
     def all_problems(self) -> list[str]:
         """Delta-rule breaches and arguments that are not a JSON object."""
         return self.problems + self.problems_with_arguments()
+
+
+def arguments_problems(calls: Iterable[tuple[str | None, str]]) -> list[str]:
+    """One problem per (name, arguments text) whose arguments are not a JSON object (a call cut by
+    max_tokens, a broken stream): the same words for every endpoint (`replies`)."""
+    problems = []
+    for name, arguments in calls:
+        try:
+            value = json.loads(arguments or "{}")
+        except json.JSONDecodeError:
+            problems.append(f"arguments of {name!r} are not JSON: {arguments[:80]!r}")
+            continue
+        if not isinstance(value, dict):
+            problems.append(f"arguments of {name!r} are not a JSON object: {arguments[:80]!r}")
+    return problems
 
 
 def fold_stream(chunks: Any) -> StreamFold:

@@ -15,17 +15,25 @@ Objects are read as the `openai` and `anthropic` clients return them or as parse
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .openai_stream import fold_stream
+from .openai_stream import arguments_problems, fold_stream
 
 APIS = ("chat", "responses", "messages")
 """The endpoints a reply can come from: `/v1/chat/completions`, `/v1/responses`, `/v1/messages`."""
 
-_MESSAGES_STOP = {"tool_use": "tool_calls", "end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+_MESSAGES_STOP = {
+    "tool_use": "tool_calls",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+}
+"""Anthropic's stop reasons in Chat Completions' words; others (`refusal`, `pause_turn`) pass as sent."""
 
 
 @dataclass
@@ -61,6 +69,24 @@ def starts_a_call(api: str, event: Any) -> bool:
     return data.get("type") == "content_block_start" and data["content_block"].get("type") == "tool_use"
 
 
+def _never_raises(fold: Callable[[Any], Reply]) -> Callable[[Any], Reply]:
+    """A fold that meets a malformed answer (a field missing, of the wrong type) returns what it
+    says as a problem instead of raising."""
+
+    @functools.wraps(fold)
+    def wrapped(answer: Any) -> Reply:
+        try:
+            return fold(answer)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as err:
+            return Reply(problems=[f"malformed answer ({type(err).__name__}: {err})"[:300]])
+
+    return wrapped
+
+
+def _object_problems(calls: list[tuple[str | None, str, str]]) -> list[str]:
+    return arguments_problems((name, arguments) for _, name, arguments in calls)
+
+
 def _plain(obj: Any) -> Any:
     """A client object as plain JSON data (dicts pass through)."""
     return obj.model_dump(exclude_none=True) if hasattr(obj, "model_dump") else obj
@@ -73,6 +99,7 @@ def _text(parts: list[str]) -> str | None:
 # -- Chat Completions ---------------------------------------------------------------------------
 
 
+@_never_raises
 def chat_reply(completion: Any) -> Reply:
     """A finished `/v1/chat/completions` response's first choice."""
     choice = _plain(completion)["choices"][0]
@@ -85,9 +112,11 @@ def chat_reply(completion: Any) -> Reply:
         else:
             kind = type(arguments).__name__
             reply.problems.append(f"arguments of {name!r} are not a JSON string (the server sent a {kind})")
+    reply.problems += _object_problems(reply.calls)
     return reply
 
 
+@_never_raises
 def chat_stream_reply(chunks: Iterable[Any]) -> Reply:
     """A streamed `/v1/chat/completions` response (the delta rules of `openai_stream`)."""
     fold = fold_stream(chunks)
@@ -98,8 +127,10 @@ def chat_stream_reply(chunks: Iterable[Any]) -> Reply:
 # -- Responses ----------------------------------------------------------------------------------
 
 
+@_never_raises
 def responses_reply(response: Any) -> Reply:
-    """A finished `/v1/responses` response: its message items' text and its function_call items."""
+    """A finished `/v1/responses` response: its message items' text and its function_call items;
+    a status other than completed (or incomplete for max_output_tokens) is a problem."""
     data = _plain(response)
     texts, calls = [], []
     for item in data.get("output") or []:
@@ -107,7 +138,9 @@ def responses_reply(response: Any) -> Reply:
             texts += [part.get("text", "") for part in item.get("content") or [] if part.get("type") == "output_text"]
         elif item.get("type") == "function_call":
             calls.append((item.get("call_id"), item.get("name", ""), item.get("arguments", "")))
-    return Reply(_text(texts), calls, _responses_stop(data, calls))
+    reply = Reply(_text(texts), calls, _responses_stop(data, calls))
+    reply.problems += _status_problems(data) + _object_problems(calls)
+    return reply
 
 
 def _responses_stop(data: dict[str, Any], calls: list[Any]) -> str:
@@ -117,6 +150,14 @@ def _responses_stop(data: dict[str, Any], calls: list[Any]) -> str:
     return "tool_calls" if calls else "stop"
 
 
+def _status_problems(data: dict[str, Any]) -> list[str]:
+    status = data.get("status")
+    if status == "completed" or (status == "incomplete" and _responses_stop(data, []) == "length"):
+        return []
+    return [f"the response's status is {status!r}: {data.get('error') or data.get('incomplete_details')}"]
+
+
+@_never_raises
 def responses_stream_reply(events: Iterable[Any]) -> Reply:
     """A streamed `/v1/responses` response. Checks: each function call's argument deltas add up to
     its `arguments.done` and its `output_item.done`; text deltas add up to their `output_text.done`;
@@ -125,12 +166,16 @@ def responses_stream_reply(events: Iterable[Any]) -> Reply:
     texts: list[str] = []
     deltas: dict[str, list[str]] = {}
     text_deltas: dict[tuple[str, int], list[str]] = {}
+    ended: set[Any] = set()  # the items and text parts whose `done` came
     final: dict[str, Any] | None = None
     for event in map(_plain, events):
         kind = event.get("type")
-        if kind == "response.output_text.delta":
+        if kind == "error":
+            reply.problems.append(f"an error event: {event.get('message') or event}"[:300])
+        elif kind == "response.output_text.delta":
             text_deltas.setdefault((event["item_id"], event.get("content_index", 0)), []).append(event["delta"])
         elif kind == "response.output_text.done":
+            ended.add((event["item_id"], event.get("content_index", 0)))
             streamed = "".join(text_deltas.get((event["item_id"], event.get("content_index", 0)), []))
             if streamed != event.get("text"):
                 reply.problems.append(f"text deltas {streamed!r} != output_text.done {event.get('text')!r}")
@@ -146,6 +191,7 @@ def responses_stream_reply(events: Iterable[Any]) -> Reply:
                 reply.problems.append(f"function_call item {event['item'].get('id')} added without a name")
         elif kind == "response.output_item.done" and event["item"].get("type") == "function_call":
             item = event["item"]
+            ended.add(item.get("id"))
             streamed = "".join(deltas.get(item.get("id", ""), []))
             if streamed != item.get("arguments"):
                 reply.problems.append(f"argument deltas {streamed!r} != the item's arguments {item.get('arguments')!r}")
@@ -153,20 +199,26 @@ def responses_stream_reply(events: Iterable[Any]) -> Reply:
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             final = event["response"]
     reply.content = _text(texts)
+    unended = [key for key in [*text_deltas, *deltas] if key not in ended]
+    if unended:
+        reply.problems.append(f"deltas of {unended} never came to their done event")
+    reply.problems += _object_problems(reply.calls)
     if final is None:
         reply.problems.append("the stream ended without response.completed")
         reply.stop = "tool_calls" if reply.calls else None
         return reply
     reply.stop = _responses_stop(final, reply.calls)
+    reply.problems += _status_problems(final)
     finished = responses_reply(final)
     if (finished.content, finished.calls) != (reply.content, reply.calls):
-        reply.problems.append(f"the final response {finished} differs from what its events built")
+        reply.problems.append(f"the final response ({finished.content!r}, {finished.calls}) differs from its events")
     return reply
 
 
 # -- Anthropic Messages -------------------------------------------------------------------------
 
 
+@_never_raises
 def messages_reply(message: Any) -> Reply:
     """A finished `/v1/messages` response: its text blocks and its tool_use blocks."""
     data = _plain(message)
@@ -176,53 +228,70 @@ def messages_reply(message: Any) -> Reply:
             texts.append(block.get("text", ""))
         elif block.get("type") == "tool_use":
             calls.append((block.get("id"), block.get("name", ""), json.dumps(block.get("input"), ensure_ascii=False)))
-    return Reply(_text(texts), calls, _MESSAGES_STOP.get(data.get("stop_reason") or "", data.get("stop_reason")))
+    reply = Reply(_text(texts), calls, _MESSAGES_STOP.get(data.get("stop_reason") or "", data.get("stop_reason")))
+    reply.problems += _object_problems(calls)
+    return reply
 
 
+@_never_raises
 def messages_stream_reply(events: Iterable[Any]) -> Reply:
-    """A streamed `/v1/messages` response (raw events). Checks: a tool_use block starts with its id
-    and name; its `input_json_delta` fragments add up to a JSON object; a `message_delta` says why
-    it stopped. A call's arguments are its fragments re-encoded like `messages_reply`'s."""
+    """A streamed `/v1/messages` response (raw events). Checks: each block index starts once, a
+    tool_use block with its id and name; deltas come between a block's start and stop and are of
+    its kind (`text_delta` for text, `input_json_delta` for tool_use); a tool_use block's fragments
+    (or, with none, its start's input) form a JSON object; a `message_delta` says why it stopped.
+    A call's arguments are its fragments as sent (re-encoded like `messages_reply` when JSON)."""
     reply = Reply()
     blocks: dict[int, dict[str, Any]] = {}
-    order: list[int] = []
+    open_blocks: set[int] = set()
+    kinds = {"text": "text_delta", "tool_use": "input_json_delta", "thinking": "thinking_delta"}
+    stops = 0
     for event in map(_plain, events):
         kind = event.get("type")
         if kind == "content_block_start":
-            block = dict(event["content_block"])
+            index, block = event["index"], dict(event["content_block"])
+            if index in blocks:
+                reply.problems.append(f"block {index} started twice")
+                continue
             block["parts"] = [block.get("text", "")] if block.get("type") == "text" else []
-            blocks[event["index"]] = block
-            order.append(event["index"])
+            blocks[index] = block
+            open_blocks.add(index)
             if block.get("type") == "tool_use" and not (block.get("id") and block.get("name")):
-                reply.problems.append(f"tool_use block {event['index']} starts without its id or name")
+                reply.problems.append(f"tool_use block {index} starts without its id or name")
         elif kind == "content_block_delta":
-            block = blocks.get(event["index"])
-            delta = event["delta"]
-            if block is None:
-                reply.problems.append(f"a delta for block {event['index']}, which never started")
+            index, delta = event["index"], event["delta"]
+            block = blocks.get(index)
+            if block is None or index not in open_blocks:
+                reply.problems.append(f"a delta for block {index}, which is not open")
+            elif delta.get("type") != kinds.get(block.get("type"), delta.get("type")):
+                reply.problems.append(f"a {delta.get('type')} in {block.get('type')} block {index}")
             elif delta.get("type") == "text_delta":
                 block["parts"].append(delta.get("text", ""))
             elif delta.get("type") == "input_json_delta":
                 block["parts"].append(delta.get("partial_json", ""))
+        elif kind == "content_block_stop":
+            open_blocks.discard(event["index"])
         elif kind == "message_delta":
+            stops += 1
             stop = (event.get("delta") or {}).get("stop_reason")
             reply.stop = _MESSAGES_STOP.get(stop or "", stop)
     texts = []
-    for index in order:
+    for index in sorted(blocks):
         block = blocks[index]
         joined = "".join(block["parts"])
         if block.get("type") == "text":
             texts.append(joined)
         elif block.get("type") == "tool_use":
+            if not block["parts"] and block.get("input"):
+                joined = json.dumps(block["input"], ensure_ascii=False)
             try:
-                arguments = json.loads(joined or "{}")
+                arguments = json.dumps(json.loads(joined or "{}"), ensure_ascii=False)
             except json.JSONDecodeError:
-                reply.problems.append(f"tool_use block {index}: its fragments are not JSON: {joined!r}")
                 arguments = joined
-            if not isinstance(arguments, dict):
-                reply.problems.append(f"tool_use block {index}: its input is not an object: {joined!r}")
-            reply.calls.append((block.get("id"), block.get("name", ""), json.dumps(arguments, ensure_ascii=False)))
+            reply.calls.append((block.get("id"), block.get("name", ""), arguments))
     reply.content = _text(texts)
-    if reply.stop is None:
-        reply.problems.append("the stream ended without a message_delta stop reason")
+    reply.problems += _object_problems(reply.calls)
+    if not stops:
+        reply.problems.append("the stream ended without a message_delta")
+    elif reply.stop is None:
+        reply.problems.append("the message_delta gave no stop reason")
     return reply

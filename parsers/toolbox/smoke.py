@@ -13,7 +13,6 @@ runs unforced.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -109,20 +108,10 @@ def forced_text(parser: str, prompt: Prompt) -> str:
     return f"{prompt.content}\n{text}" if prompt.content else text
 
 
-def _calls(reply: Reply) -> tuple[list[Call], list[str]]:
-    """The reply's calls with their arguments decoded; arguments that are not a JSON object are
-    problems (the call is dropped)."""
-    calls, problems = [], []
-    for _, name, arguments in reply.calls:
-        try:
-            value = json.loads(arguments or "{}")
-        except json.JSONDecodeError:
-            problems.append(f"arguments of {name!r} are not JSON: {arguments[:80]!r}")
-            continue
-        if not isinstance(value, dict):
-            problems.append(f"arguments of {name!r} are not an object")
-        calls.append((name, value))
-    return calls, problems
+def _calls(reply: Reply) -> list[Call]:
+    """The reply's calls with their arguments decoded; one whose arguments are not a JSON object
+    is left out (the reply has the problem)."""
+    return [(name, value) for name, value in reply.pairs() if isinstance(value, dict)]
 
 
 def bounded_ask(
@@ -166,8 +155,7 @@ def ask(server: Server, prompt: Prompt, raw: str | None, stream: bool) -> tuple[
         answer.error = f"{type(err).__name__}: {err}"[:300]
         return answer, [answer.error]
     answer.content, answer.finish, answer.first_call_delta = reply.content, reply.stop, reply.first_call_s
-    answer.calls, problems = _calls(reply)
-    answer.problems = reply.problems + problems
+    answer.calls, answer.problems = _calls(reply), reply.problems
     return answer, answer.problems
 
 
