@@ -73,7 +73,7 @@ def score(base_url: str, fmt: str, parser: str, codec: tuple) -> dict[tuple[str,
         return (api, stream), name, problems, calls_right
 
     table: dict[tuple[str, bool], Score] = {(api, s): (0, 0, []) for api in APIS for s in MODES}
-    with ThreadPoolExecutor(max_workers=8) as pool:
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         for key, name, problems, calls_right in pool.map(run, jobs):
             passed, right, notes = table[key]
             table[key] = (passed + (not problems), right + calls_right, notes + [f"{name}: {p}" for p in problems[:1]])

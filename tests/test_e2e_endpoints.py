@@ -70,7 +70,7 @@ def test_every_endpoint_streamed_and_not_ends_with_what_parse_finds(any_format_s
         mode = "streamed" if stream else "finished"
         return [f"{name} / {api} / {mode}: {p}" for p in differences(fmt, raw, reply, max_tokens is not None)]
 
-    with ThreadPoolExecutor(max_workers=8) as pool:  # the server batches them
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:  # all at once: the server batches them
         found = [p for problems in pool.map(run, jobs) for p in problems]
     assert not found, "\n".join(found)
 
@@ -127,6 +127,6 @@ def test_tool_choice_and_strict_tools_on_every_endpoint(any_format_server, fmt):
                 problems.append(f"a call outside the strict schema: {name} {arguments!r}")
         return [f"{where}: {p}" for p in problems]
 
-    with ThreadPoolExecutor(max_workers=8) as pool:
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         found = [p for problems in pool.map(run, jobs) for p in problems]
     assert not found, "\n".join(found)
