@@ -13,7 +13,6 @@ and a tool-parser plugin that builds, per request, our format's parser or `built
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,33 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "scripts")]
 
-from endpoint_cases import cases, differences, tools_for  # noqa: E402
+from endpoint_cases import any_format_server, ask_case, cases, differences, tools_for  # noqa: E402
 from prepare_model import ensure_model  # noqa: E402
 from toolcall_parsers import FORMATS, parse  # noqa: E402
-from toolcall_parsers.toolbox.endpoints import ask  # noqa: E402
 from toolcall_parsers.toolbox.replies import APIS  # noqa: E402
-from vllm_server import SERVED_NAME, vllm_server  # noqa: E402
 
-PLUGINS = ROOT / "tests" / "server_plugins"
 MODES = (False, True)
-
-
-def server_args() -> list[str]:
-    return [
-        "--enable-auto-tool-choice",
-        "--tool-call-parser",
-        "toolcall_parsers_any",
-        "--tool-parser-plugin",
-        str(PLUGINS / "any_format.py"),
-        "--logits-processors",
-        "forced_text:ForcedText",
-        "--chat-template",
-        str(ROOT / "chat_templates" / "hermes_json.jinja"),
-        "--dtype",
-        "float32",
-        "--block-size",
-        "32",
-    ]
 
 
 Score = tuple[int, int, list[str]]
@@ -59,12 +37,10 @@ def score(base_url: str, fmt: str, parser: str, codec: tuple) -> dict[tuple[str,
     jobs = [(case, api, stream) for case in cases(fmt, *codec) for api in APIS for stream in MODES]
 
     def run(job):
-        (name, forced, max_tokens, raw), api, stream = job
+        case, api, stream = job
+        name, _, max_tokens, raw = case
         try:
-            reply = ask(
-                base_url, api, SERVED_NAME, "What is the weather in Paris?", tools_for(fmt, parser),
-                stream=stream, max_tokens=max_tokens or 400, xargs={"force_text": forced},
-            )  # fmt: skip
+            reply = ask_case(base_url, fmt, case, api, stream, parser)
             problems = differences(fmt, raw, reply, max_tokens is not None)
             expected = parse(fmt, raw, tools_for(fmt))
             calls_right = reply.pairs() == [(c.name, c.arguments) for c in expected.calls]
@@ -91,11 +67,10 @@ def main() -> int:
     model = ensure_model()
     tok = AutoTokenizer.from_pretrained(model)
     codec = (lambda text: tok.encode(text, add_special_tokens=False)), (lambda ids: tok.decode(list(ids)))
-    path = os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")]))
     header = "| format | parser | " + " | ".join(f"{api} finished | {api} streamed" for api in APIS) + " |"
     print(header)
     print("|" + "---|" * (2 + 2 * len(APIS)))
-    with vllm_server(model, server_args(), env={"PYTHONPATH": path}) as base_url:
+    with any_format_server(model) as base_url:
         for fmt in args.formats.split(","):
             total = len(cases(fmt, *codec))
             parsers = [fmt] + ([] if args.no_builtins else [f"builtin:{n}" for n in FORMATS[fmt].vllm_names])

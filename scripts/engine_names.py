@@ -100,19 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cli.add_argument("--check", action="store_true", help="exit 1 if the page is not what it would write")
     args = cli.parse_args(argv)
+    from format_docs import refresh
     from toolcall_parsers.formats import FORMATS
 
     wanted = render(FORMATS, *engine_names())
     current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
-    if args.check:
-        if current != wanted:
-            print(f"{PAGE} is stale; run python scripts/engine_names.py", file=sys.stderr)
-            return 1
-        return 0
-    if current != wanted:
-        PAGE.write_text(wanted, encoding="utf-8")
-        print(f"wrote {PAGE}")
-    return 0
+    return int(refresh(PAGE, current, wanted, args.check, "stale", "engine_names.py"))
 
 
 if __name__ == "__main__":

@@ -328,20 +328,24 @@ def main(argv: list[str] | None = None) -> int:
     wanted = render(FORMATS, current)
     readme = args.readme.read_text(encoding="utf-8")
     wanted_readme = with_readme_table(readme, FORMATS)
-    if args.check:
-        if current != wanted:
-            print(
-                f"{args.path} is stale in: {', '.join(stale(current, wanted))}; run python scripts/format_docs.py",
-                file=sys.stderr,
-            )
-        if readme != wanted_readme:
-            print(f"{args.readme}: the format table is stale; run python scripts/format_docs.py", file=sys.stderr)
-        return int(current != wanted or readme != wanted_readme)
-    for path, text, new_text in ((args.path, current, wanted), (args.readme, readme, wanted_readme)):
-        if text != new_text:
-            path.write_text(new_text, encoding="utf-8")
-            print(f"wrote {path} ({len(new_text)} characters)")
-    return 0
+    stale_pages = [
+        refresh(args.path, current, wanted, args.check, f"stale in: {', '.join(stale(current, wanted))}"),
+        refresh(args.readme, readme, wanted_readme, args.check, "the format table is stale"),
+    ]
+    return int(any(stale_pages))
+
+
+def refresh(path: Path, current: str, wanted: str, check: bool, why: str, script: str = "format_docs.py") -> bool:
+    """One generated page: with `check`, whether it is stale (saying `why` on stderr); without, it is
+    written when it differs (and False returned). Shared by the scripts that write docs."""
+    if current == wanted:
+        return False
+    if check:
+        print(f"{path}: {why}; run python scripts/{script}", file=sys.stderr)
+        return True
+    path.write_text(wanted, encoding="utf-8")
+    print(f"wrote {path} ({len(wanted)} characters)")
+    return False
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -157,12 +156,6 @@ def codecs(qwen_codec: Codec, smollm2_codec: Codec, mistral_codec: Codec, llama3
     return {"qwen": qwen_codec, "smollm2": smollm2_codec, "mistral": mistral_codec, "llama3": llama3_codec}
 
 
-# This CPU has AVX2 but no native bf16: vLLM's default bfloat16 ran several times slower than float32
-# here. 32-token KV blocks let the shared prompt hit the prefix cache almost whole (the CPU default,
-# 128, recomputes half of the prompt per request).
-SPEED_FLAGS = "--dtype float32 --block-size 32"
-
-
 @pytest.fixture(scope="session")
 def hermes_server(smollm2_dir: Path):
     """One real `vllm serve --tool-call-parser hermes_json` (found through the entry point, our
@@ -170,37 +163,18 @@ def hermes_server(smollm2_dir: Path):
     test share it. Its base URL."""
     pytest.importorskip("vllm")
     from loadtest import server_args
-    from vllm_server import vllm_server
+    from vllm_server import SPEED_FLAGS, vllm_server
 
     with vllm_server(smollm2_dir, server_args("hermes_json", SPEED_FLAGS)) as base_url:
         yield base_url
 
 
-SERVER_PLUGINS = Path(__file__).resolve().parent / "server_plugins"
-
-
 @pytest.fixture(scope="session")
 def any_format_server(smollm2_dir: Path):
-    """One real `vllm serve` for the endpoint tests of every format (tests/test_e2e_endpoints.py):
-    the test-only `--tool-call-parser toolcall_parsers_any` builds, per request, the vLLM parser
-    class of the format the request's tools name (`server_plugins/any_format.py`), and the test-only
-    logits processor `forced_text:ForcedText` writes a request's `vllm_xargs["force_text"]` on any
-    endpoint (`server_plugins/forced_text.py`). Its base URL."""
+    """One real `vllm serve` for the endpoint tests of every format (tests/test_e2e_endpoints.py;
+    `endpoint_cases.any_format_server`). Its base URL."""
     pytest.importorskip("vllm")
-    from vllm_server import vllm_server
+    from endpoint_cases import any_format_server
 
-    args = [
-        "--enable-auto-tool-choice",
-        "--tool-call-parser",
-        "toolcall_parsers_any",
-        "--tool-parser-plugin",
-        str(SERVER_PLUGINS / "any_format.py"),
-        "--logits-processors",
-        "forced_text:ForcedText",
-        "--chat-template",  # any template: the outputs are forced
-        str(SERVER_PLUGINS.parent.parent / "chat_templates" / "hermes_json.jinja"),
-        *SPEED_FLAGS.split(),
-    ]
-    path = os.pathsep.join(filter(None, [str(SERVER_PLUGINS), os.environ.get("PYTHONPATH")]))
-    with vllm_server(smollm2_dir, args, env={"PYTHONPATH": path}) as base_url:
+    with any_format_server(smollm2_dir) as base_url:
         yield base_url

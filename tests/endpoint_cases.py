@@ -1,12 +1,46 @@
 """The endpoint cases of every format (tests/test_e2e_endpoints.py, scripts/endpoint_scores.py): the
-raw texts to force, and how what a client ends with differs from `parse()` of the same text."""
+server they run on, the raw texts to force, one case's request, and how what a client ends with
+differs from `parse()` of the same text."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from toolcall_parsers import FORMATS, parse
+from toolcall_parsers.toolbox.endpoints import ask
 from toolcall_parsers.toolbox.replies import Reply
+from vllm_server import SERVED_NAME, SPEED_FLAGS, vllm_server
+
+PLUGINS = Path(__file__).resolve().parent / "server_plugins"
+PROMPT = "What is the weather in Paris?"
+
+
+@contextlib.contextmanager
+def any_format_server(model_dir: Path) -> Iterator[str]:
+    """A real `vllm serve` for every format at once: the test-only `--tool-call-parser
+    toolcall_parsers_any` builds, per request, the parser of the format the request's tools name
+    (`server_plugins/any_format.py`), and the test-only logits processor `forced_text:ForcedText`
+    writes a request's `vllm_xargs["force_text"]` on any endpoint (`server_plugins/forced_text.py`).
+    Its base URL."""
+    args = [
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        "toolcall_parsers_any",
+        "--tool-parser-plugin",
+        str(PLUGINS / "any_format.py"),
+        "--logits-processors",
+        "forced_text:ForcedText",
+        "--chat-template",  # any template: the outputs are forced
+        str(PLUGINS.parent.parent / "chat_templates" / "hermes_json.jinja"),
+        *SPEED_FLAGS.split(),
+    ]
+    path = os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")]))
+    with vllm_server(model_dir, args, env={"PYTHONPATH": path}) as base_url:
+        yield base_url
 
 
 def tools_for(fmt: str, parser: str | None = None) -> list[dict[str, Any]]:
@@ -78,3 +112,19 @@ def differences(fmt: str, raw: str, reply: Reply, length: bool) -> list[str]:
         if (ids != own) if fixed else ([len(i or "") for i in ids] != [len(i) for i in own]):
             problems.append(f"ids {ids} are not the format's own (parse(): {own})")
     return problems
+
+
+def ask_case(base_url: str, fmt: str, case: Case, api: str, stream: bool, parser: str | None = None) -> Reply:
+    """`case` forced through `api` with `fmt`'s tools (naming `parser`, default `fmt`)."""
+    _, forced, max_tokens, _ = case
+    tools = tools_for(fmt, parser)
+    return ask(
+        base_url,
+        api,
+        SERVED_NAME,
+        PROMPT,
+        tools,
+        stream=stream,
+        max_tokens=max_tokens or 400,
+        xargs={"force_text": forced},
+    )

@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("vllm")
 
-from endpoint_cases import Case, cases, differences, tools_for
+from endpoint_cases import PROMPT, Case, ask_case, cases, differences, tools_for
 from toolcall_parsers import FORMATS, parse
 from toolcall_parsers.toolbox.endpoints import ask
 from toolcall_parsers.toolbox.replies import APIS
@@ -56,17 +56,9 @@ def test_every_endpoint_streamed_and_not_ends_with_what_parse_finds(any_format_s
     jobs = [(case, api, stream) for case in cases(fmt, *codec) for api in APIS for stream in (False, True)]
 
     def run(job: tuple[Case, str, bool]) -> list[str]:
-        (name, forced, max_tokens, raw), api, stream = job
-        reply = ask(
-            any_format_server,
-            api,
-            SERVED_NAME,
-            "What is the weather in Paris?",
-            tools_for(fmt),
-            stream=stream,
-            max_tokens=max_tokens or 400,
-            xargs={"force_text": forced},
-        )
+        case, api, stream = job
+        name, _, max_tokens, raw = case
+        reply = ask_case(any_format_server, fmt, case, api, stream)
         mode = "streamed" if stream else "finished"
         return [f"{name} / {api} / {mode}: {p}" for p in differences(fmt, raw, reply, max_tokens is not None)]
 
@@ -107,7 +99,7 @@ def test_tool_choice_and_strict_tools_on_every_endpoint(any_format_server, fmt):
             any_format_server,
             api,
             SERVED_NAME,
-            "What is the weather in Paris?",
+            PROMPT,
             tools,
             stream=stream,
             max_tokens=budget,
