@@ -191,7 +191,7 @@ FORMAT = Format(
     auto=auto_constraint,
     writes_name=writes_name,
     typed_values=True,
-    vllm_names=("qwen3_coder", "qwen3_xml"),
-    sglang_names=("qwen3_coder",),
-    models="Qwen3-Coder, Qwen3-Coder-Next, Qwen3.5 / Qwen3.6 and models that copied the format",
+    vllm_names=("qwen3_coder", "qwen3_xml", "mimo", "step3p5"),
+    sglang_names=("qwen3_coder", "mimo", "step3p5", "nanbeige"),
+    models="Qwen3-Coder, Qwen3-Coder-Next, Qwen3.5 / Qwen3.6, Xiaomi MiMo-V2, StepFun Step-3.5, Nanbeige",
 )
