@@ -15,6 +15,7 @@ a server detects once per process.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -131,6 +132,9 @@ class Detection:
     marker_tokens: list[MarkerToken] = field(default_factory=list)
     skip_special_tokens_strips: bool | None = None
     """True when decoding the call turn with skip_special_tokens loses the calls."""
+    taught_only: bool = False
+    """The template renders no history calls; `parser` is the format its instructions teach (all
+    of its markers appear in the prompt once tools are given)."""
     suggested: str | None = None
     """Our format to use with our template, when the model's own does not teach one of ours."""
     error: str | None = None
@@ -228,17 +232,54 @@ def _reads_back(calls: list[tuple[str, dict[str, Any]]], expected: list[tuple[st
     return 1
 
 
+_EMPTIED_ELEMENT = re.compile(r"<([A-Za-z_][\w:.-]*)>\s*</\1>")
+
+
+def _emptied_wrapper(content: str | None) -> bool:
+    """Does the text a format left outside its calls hold an element emptied by taking them out
+    (`<tool_calls>\n\n</tool_calls>`)? Then the calls sat inside markup that format does not know
+    (MiniMax-M1's lines look like Llama's JSON), and another format, or none, is the template's. An
+    emptied think element is no such wrapper (templates write `<think></think>` before a call)."""
+    thinks = {fmt.think_markers[0] for fmt in FORMATS.values()}
+    return any(f"<{m.group(1)}>" not in thinks for m in _EMPTIED_ELEMENT.finditer(content or ""))
+
+
 def matching_formats(turn: str, expected: list[tuple[str, dict[str, Any]]]) -> list[str]:
-    """Every registered format whose parse() of `turn` reads back `expected`: exact readings first,
-    then those that leave the least text outside the calls, then registry order. Rejected spans
-    are not logged."""
+    """Every registered format whose parse() of `turn` reads back `expected` (and takes them from
+    no element it does not know): exact readings first, then those that leave the least text
+    outside the calls, then registry order. Rejected spans are not logged."""
     with logs_silenced():
         found = []
         for order, fmt in enumerate(FORMATS.values()):
             result = parse(fmt.name, turn, tools=PROBE_TOOLS)
             fit = _reads_back([(c.name, c.arguments) for c in result.calls], expected)
-            if fit is not None:
+            if fit is not None and not _emptied_wrapper(result.content):
                 found.append((fit, len(result.content or ""), order, fmt.name))
+    return [name for *_, name in sorted(found)]
+
+
+def _writes_calls(turn: str | None) -> bool:
+    """Does the template write the probe call into the history at all (in any format)?"""
+    return turn is not None and PROBE_CALL[0] in turn
+
+
+def taught_formats(render: Render) -> list[str]:
+    """The formats a template teaches only in its instructions (it renders no history calls, as
+    LFM2's do): every marker of the format appears in the prompt with tools more often than in the
+    prompt without, most marker text first. Formats without markers are never taught this way."""
+    user = [{"role": "user", "content": USER_TEXT}]
+    try:
+        with_tools = render(user, add_generation_prompt=True)
+    except Exception:
+        return []
+    try:
+        without = render(user, add_generation_prompt=True, tools=None)
+    except Exception:
+        without = ""
+    found = []
+    for order, fmt in enumerate(FORMATS.values()):
+        if fmt.markers and all(with_tools.count(m) > without.count(m) for m in fmt.markers):
+            found.append((-sum(map(len, fmt.markers)), order, fmt.name))
     return [name for *_, name in sorted(found)]
 
 
@@ -330,6 +371,10 @@ def detect_template(tokenizer: Any, template: str | None = None, source: str = "
             break
     if detection.parser is None and first_turn is not None:
         detection.probe, detection.writes = first_turn[0].describe(), first_turn[1]
+    if detection.parser is None and not _writes_calls(detection.writes):
+        taught = taught_formats(render)
+        if taught:
+            detection.parser, detection.candidates, detection.taught_only = taught[0], taught, True
     shape = next((s for s in probe_shapes() if s.describe() == detection.probe), None)
     if shape is not None:
         detection.renders_tool_results = _renders(render, shape.messages(with_result=True), TOOL_RESULT)

@@ -398,6 +398,19 @@ def test_the_models_own_templates_detect_as_their_format(carrier, model_template
     assert detect_template(carrier, model_template(model), model).parser == fmt
 
 
+def test_calls_inside_an_element_no_format_knows_are_none_of_ours(carrier, model_template):
+    """MiniMax-M1 writes Llama-like JSON lines inside `<tool_calls>..</tool_calls>`: llama_json
+    reads the call, but only by leaving the emptied wrapper behind, which no format of ours writes.
+    An emptied think element is no such wrapper (Qwen3 writes `<think>\n\n</think>` first)."""
+    from toolcall_parsers.detect import matching_formats
+
+    assert detect_template(carrier, model_template("MiniMax-M1"), "MiniMax-M1").parser is None
+    call = '{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}'
+    qwen3 = f"<think>\n\n</think>\n\n<tool_call>\n{call}\n</tool_call>"
+    assert matching_formats(qwen3, [PROBE_CALL])[0] == "hermes_json"
+    assert "llama_json" not in matching_formats(qwen3, [PROBE_CALL])
+
+
 def test_a_template_the_sandbox_refuses_is_no_guess_and_says_why(carrier, model_template):
     """llama.cpp's copy of Kimi-K2-Instruct's template calls `list.append`, which transformers'
     sandbox refuses: no format, each probe's reason kept, and a suggestion by its turn framing."""
