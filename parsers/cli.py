@@ -186,9 +186,10 @@ def _print_detection(model: str, detection: Any, commands: dict[str, str]) -> No
     table.add_row("chat template", detection.template_source)
     if detection.parser:
         others = [c for c in detection.candidates if c != detection.parser]
-        table.add_row(
-            "parser", f"[green]{detection.parser}[/]" + (f" (also reads it: {', '.join(others)})" if others else "")
-        )
+        also = f" (also reads it: {', '.join(others)})" if others else ""
+        if detection.taught_only:
+            also = " (taught by the instructions only: the template renders no history calls)"
+        table.add_row("parser", f"[green]{detection.parser}[/]{also}")
     else:
         table.add_row("parser", "[red]none of ours[/]")
     table.add_row("template teaches tools", _yes_no(detection.teaches_tools))

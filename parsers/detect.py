@@ -452,8 +452,9 @@ def detect_once(tokenizer: Any, template: str | None = None, source: str = "the 
 def describe(detection: Detection) -> str:
     """One log line for the `auto` parsers."""
     if detection.parser:
+        how = "teaches only in its instructions" if detection.taught_only else "writes"
         return (
-            f"the chat template ({detection.template_source}) writes {detection.parser}; parsing as {detection.parser}"
+            f"the chat template ({detection.template_source}) {how} {detection.parser}; parsing as {detection.parser}"
         )
     why = detection.error or (
         f"it writes {detection.writes!r}" if detection.writes else "it writes no tool calls for the probe"
