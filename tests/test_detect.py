@@ -388,7 +388,7 @@ MODEL_TEMPLATES = {
     "meta-llama-Llama-3.3-70B-Instruct": "llama_json",
     "mistralai-Mistral-Nemo-Instruct-2407": "mistral_json",
     "unsloth-mistral-Devstral-Small-2507": "mistral_json",
-    "LFM2.5-8B-A1B": "llama_pythonic",
+    "LFM2.5-8B-A1B": "lfm2_pythonic",
 }
 """Real templates and the format each teaches (the long tail of engine names is issue 23's)."""
 

@@ -1,12 +1,15 @@
 """Reading Python calls whose arguments are keyword literals, as Llama models write tool calls: a
-list `[get_weather(city="SF", days=3), f()]` (`llama_pythonic`), or one built-in tool call
-`brave_search.call(query="x")` (`llama_json`). Nothing is evaluated: the text is read token by token
-(`python_literals.PythonLexer`, on demand, never past the list's `]` or the call's `)`), and values
-are built by `python_literals.LiteralBuilder`.
+list `[get_weather(city="SF", days=3), f()]` (`llama_pythonic` and its family), calls one per line
+(Olmo 3's `olmo3_pythonic`), or one built-in tool call `brave_search.call(query="x")`
+(`llama_json`). Nothing is evaluated: the text is read token by token (`python_literals.PythonLexer`,
+on demand, never past the list's `]`, the lines' closing `<` or the call's `)`), and values are built
+by `python_literals.LiteralBuilder`.
 
 Grammar::
 
     list  := call (ws "," ws call)* [ws ","] ws "]"     # the reader starts at the first call's NAME
+    lines := call (BREAK call)* ws "<"                   # BREAK: whitespace holding a line break;
+                                                         # the "<" (the closing tag's) is not read
     call  := NAME "(" [kwarg ("," kwarg)* [","]] ")"     # one call: the reader starts after its "("
     kwarg := IDENT "=" literal
 
@@ -23,6 +26,9 @@ format hands it text and learns only that it is `done` (and whether `broken`).
   from its last finished call up to the break, and the format reads on there. When every call of a
   list is text, so is its `]`. Each argument is sent once its value is complete, and a string value
   streams inside the string as it is written.
+- **Lines** (`PythonCallReader.lines_of_calls`): as a list, with a line break where the list has
+  its comma and the closing tag's `<` where it has its `]` (which the format then reads); a `,` or
+  a `]` after a call breaks it, and so does a call on the same line as the one before.
 - **One call** (`PythonCallReader.one_call`): any of those breaks the whole call: it is text from
   the prefix up to the break. Each argument is sent once its value is complete.
 
@@ -50,9 +56,12 @@ Step = Callable[[PyToken], bool]
 class PythonCallReader:
     """Reads a list of calls, or one call's arguments (see the module docstring)."""
 
-    def __init__(self, owner: FormatStream, prefix: str, *, in_list: bool) -> None:
+    def __init__(self, owner: FormatStream, prefix: str, *, in_list: bool, lines: bool = False) -> None:
         self._owner = owner
         self._in_list = in_list
+        self._lines = lines  # calls one per line, up to a closing tag's "<"
+        self._line_broken = False  # lines: a line break since the last call's ")"
+        self._stop_before = False  # the token that ended the reading is not read (the closing "<")
         self._lexer = PythonLexer(owner.limits.max_name, owner.limits.max_scalar)
         self._step: Step = self._expect_call
         self._unreported: list[str] = [prefix] if prefix else []  # text of the steps before this one
@@ -77,6 +86,12 @@ class PythonCallReader:
         return cls(owner, prefix, in_list=True)
 
     @classmethod
+    def lines_of_calls(cls, owner: FormatStream, prefix: str) -> PythonCallReader:
+        """Calls one per line, read from the first call's NAME up to the `<` of the closing tag;
+        `prefix` is their text before that."""
+        return cls(owner, prefix, in_list=True, lines=True)
+
+    @classmethod
     def one_call(cls, owner: FormatStream, prefix: str, name: str) -> PythonCallReader:
         """The arguments of one call to `name`, read after its `(`; `prefix` is its text up to there.
         The call starts now: NotACall when the core refuses it."""
@@ -97,7 +112,10 @@ class PythonCallReader:
                 if token is None:
                     break
                 at = token[3]
-                if token[0] != "ws" and self._token(token):
+                if token[0] == "ws":
+                    self._line_broken = self._line_broken or (self._lines and text.find("\n", token[2], at) >= 0)
+                elif self._token(token):
+                    at = token[2] if self._stop_before else at
                     self._close(at)
                     return at
         except NotACall as err:  # the list (or the call) breaks: its text so far is text
@@ -131,7 +149,8 @@ class PythonCallReader:
         self._mark = upto
 
     def _close(self, end: int) -> None:
-        """The list's `]` or the call's `)` at `end`. A list whose calls were all text is text."""
+        """The list's `]`, the lines' `<` or the call's `)` at `end`. A list whose calls were all text
+        is text."""
         if self._in_list and self.calls == 0:
             self._owner._text(self.unreported(end))
         self.done = True
@@ -250,15 +269,28 @@ class PythonCallReader:
         self.calls += 1
         self._spend(end)
         self._step = self._expect_next
+        self._line_broken = False
         return not self._in_list
 
     def _expect_next(self, token: PyToken) -> bool:
+        if self._lines:
+            return self._expect_next_line(token)
         if token[:2] == ("op", ","):
             self._step = self._expect_call
             return False
         if token[:2] == ("op", "]"):
             return True
         return self._break("expected ',' or ']' after a call", token)
+
+    def _expect_next_line(self, token: PyToken) -> bool:
+        if token[:2] == ("op", "<"):
+            self._stop_before = True
+            return True
+        if token[0] == "name" and self._line_broken:
+            self._name = token[1]
+            self._step = self._expect_open
+            return False
+        return self._break("expected a line break and a call, or the closing tag, after a call", token)
 
     def _send(self, fragment: str) -> None:
         try:
@@ -290,6 +322,7 @@ class PythonCallReader:
             self._owner._reject(f"{self._name}(..): a call with {self._failure}", self.unreported(end))
             self._spend(end)
             self._step = self._expect_next
+            self._line_broken = False
         elif value in "]}":
             raise NotACall(f"an unbalanced {value!r} in a call with {self._failure}", start)
         return False

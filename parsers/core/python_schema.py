@@ -8,8 +8,9 @@ spelling. This writes it as xgrammar EBNF, for the shapes tools declare: `type` 
 bounds, `allOf`, ...) is any literal of the type, or any literal at all: the grammar admits no value
 the schema's types refuse, and may admit some its finer keywords would. Values are what
 `core/python_literals.py` reads: strings in either quote with Python's escapes, numbers, `True`,
-`False`, `None`, lists and dicts. Bounded: past `MAX_DEPTH` nesting or `MAX_RULES` rules a value is
-any literal.
+`False`, `None` (and `true`, `false`, `null` for formats whose models write JSON's literals, as
+Olmo 3 does: `json_literals`), lists and dicts. Bounded: past `MAX_DEPTH` nesting or `MAX_RULES`
+rules a value is any literal.
 """
 
 from __future__ import annotations
@@ -29,13 +30,15 @@ esc ::= "\\" ( ["\\'nrtbfav0/] | "u" hex hex hex hex | "x" hex hex )
 str ::= "\"" ( [^"\\\n\r] | esc )* "\"" | "'" ( [^'\\\n\r] | esc )* "'"
 int ::= "-"? ( "0" | [1-9] [0-9]* )
 num ::= int ( "." [0-9]+ )? ( [eE] [+\-]? [0-9]+ )?
-bool ::= "True" | "False"
-any ::= str | num | bool | "None" | "[" ws ( any ( sep any )* )? ws "]" | "{" ws ( pair ( sep pair )* )? ws "}"
+any ::= str | num | bool | none | "[" ws ( any ( sep any )* )? ws "]" | "{" ws ( pair ( sep pair )* )? ws "}"
 pair ::= str ws ":" ws any
 ident ::= [A-Za-z_] [A-Za-z0-9_]*
 anykwargs ::= ( ident "=" any ( sep ident "=" any )* )?
 """
-"""Rules every grammar of this module has: `any` is any literal, `anykwargs` any keyword arguments."""
+"""Rules every grammar of this module has: `any` is any literal, `anykwargs` any keyword arguments
+(`bool` and `none` are the grammar's spelling of those literals)."""
+PYTHON_SPELLING = 'bool ::= "True" | "False"\nnone ::= "None"'
+JSON_SPELLING = 'bool ::= "True" | "False" | "true" | "false"\nnone ::= "None" | "null"'
 
 
 def ebnf_text(text: str) -> str:
@@ -58,12 +61,21 @@ def python_literal(value: Any) -> str:
 class PythonSchemaGrammar:
     """Collects the rules of one grammar; `kwargs(schema)` and `value(schema)` return rule names."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, json_literals: bool = False) -> None:
         self.rules: list[str] = []
+        self._json_literals = json_literals  # JSON's spellings of booleans and null admitted too
 
     def text(self, root: str) -> str:
         """The whole grammar, `root` being the expression `root ::=` stands for."""
-        return "\n".join([f"root ::= {root}", BASE_RULES.strip(), *self.rules])
+        spelling = JSON_SPELLING if self._json_literals else PYTHON_SPELLING
+        return "\n".join([f"root ::= {root}", BASE_RULES.strip(), spelling, *self.rules])
+
+    def _literal(self, value: Any) -> str:
+        """The alternatives spelling `value` (a `const` or an `enum` member)."""
+        spellings = {python_literal(value)}
+        if self._json_literals:
+            spellings.add(json.dumps(value, ensure_ascii=False))
+        return " | ".join(ebnf_text(spelling) for spelling in sorted(spellings))
 
     def _rule(self, body: str) -> str:
         if len(self.rules) >= MAX_RULES:
@@ -86,9 +98,9 @@ class PythonSchemaGrammar:
         if not isinstance(schema, dict) or depth > MAX_DEPTH:
             return "any"
         if "const" in schema:
-            return self._rule(ebnf_text(python_literal(schema["const"])))
+            return self._rule(self._literal(schema["const"]))
         if isinstance(schema.get("enum"), list) and schema["enum"]:
-            return self._rule(" | ".join(ebnf_text(python_literal(v)) for v in schema["enum"]))
+            return self._rule(" | ".join(self._literal(v) for v in schema["enum"]))
         for key in ("anyOf", "oneOf"):
             if isinstance(schema.get(key), list) and schema[key]:
                 return self._rule(" | ".join(self.value(s, depth + 1) for s in schema[key]))
@@ -100,7 +112,7 @@ class PythonSchemaGrammar:
         return self._typed(schema, "object", depth) if isinstance(schema.get("properties"), dict) else "any"
 
     def _typed(self, schema: dict[str, Any], kind: Any, depth: int) -> str:
-        simple = {"string": "str", "integer": "int", "number": "num", "boolean": "bool", "null": '"None"'}
+        simple = {"string": "str", "integer": "int", "number": "num", "boolean": "bool", "null": "none"}
         if kind in simple:
             return simple[kind]
         if kind == "array":

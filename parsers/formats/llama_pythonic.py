@@ -37,13 +37,16 @@ is content.
 
 Streaming: the call starts at `(`, each argument is sent once its value is complete, and a string value
 streams inside the string as it is written (when the core's streaming policy shows the call).
+
+The family: the machine's class attributes (`bare_lists`, `tags`, `one_per_line`), `call_writer` and
+`tagged_constraints` make a format whose calls sit in its own tags a small module (`lfm2_pythonic`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from ..core.ids import IdFactory
 from ..core.line_start_stream import LineStartStream
@@ -52,7 +55,7 @@ from ..core.python_calls import PythonCallReader
 from ..core.python_literals import is_name
 from ..core.python_schema import PythonSchemaGrammar, ebnf_text, python_literal
 from .grammar import one_call_in_text, structural, tag, triggered
-from .spec import Call, ConstraintRequest, Format
+from .spec import Call, Constraint, ConstraintRequest, Format, Writer
 
 PYTHON_TAG, PYTHON_START, PYTHON_END = "<|python_tag|>", "<|python_start|>", "<|python_end|>"
 
@@ -66,6 +69,12 @@ class LlamaPythonicStream(LineStartStream[PythonCallReader]):
     """Incremental parser for one response in Llama's pythonic tool-call format."""
 
     format_name = "llama_pythonic"
+    bare_lists: ClassVar[bool] = True
+    """A `[` outside the tags may open a list: any name at a line start, a declared tool's mid-line."""
+    tags: ClassVar[dict[str, str]] = {PYTHON_TAG: "", PYTHON_START: PYTHON_END}
+    """The tags that open a list, each with the tag that may close it ("": none)."""
+    one_per_line: ClassVar[bool] = False
+    """After a tag, calls one per line up to the closing tag (Olmo 3's), not a bracketed list."""
 
     def __init__(
         self,
@@ -75,7 +84,8 @@ class LlamaPythonicStream(LineStartStream[PythonCallReader]):
         think_markers: tuple[str, str] | None = ("<think>", "</think>"),
     ) -> None:
         super().__init__(tools, id_factory)
-        self._outside = OutsideCalls(self._text, ["[", PYTHON_TAG, PYTHON_START], think_markers)
+        openers = ["["] * self.bare_lists + list(self.tags)
+        self._outside = OutsideCalls(self._text, openers, think_markers)
         self._state = _TEXT
         self._marker = ""  # what opened the list: "[" or a python tag
         self._any_name = False  # the list may call any name (at a line start, after a tag): not only declared tools
@@ -99,17 +109,17 @@ class LlamaPythonicStream(LineStartStream[PythonCallReader]):
         else:
             self._lines.release()
             self._raw = [self._marker]
-            self._state = _TAG
+            self._any_name = True
+            self._state = _HEAD if self.one_per_line else _TAG
         return at
 
     def _scan_tag(self, text: str, pos: int) -> int | None:
-        """After a python tag: whitespace, then the list's `[`."""
+        """After a tag: whitespace, then the list's `[`."""
         if (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at
         if text[pos] != "[":
             return self._not_a_list(pos)
         self._raw.append("[")
-        self._any_name = True
         self._state = _HEAD
         return pos + 1
 
@@ -134,7 +144,8 @@ class LlamaPythonicStream(LineStartStream[PythonCallReader]):
             or not (self._any_name or name in self.tools.schemas)
         ):
             return self._not_a_list(pos)
-        self._call_reader = PythonCallReader.list_of_calls(self, "".join(self._raw))
+        read = PythonCallReader.lines_of_calls if self.one_per_line else PythonCallReader.list_of_calls
+        self._call_reader = read(self, "".join(self._raw))
         self._raw = []
         self._state = _LIST
         return pos
@@ -151,33 +162,43 @@ class LlamaPythonicStream(LineStartStream[PythonCallReader]):
         at = self._call_reader.read(text, pos)
         if self._call_reader.done:
             closed = not self._call_reader.broken and self._call_reader.calls > 0
-            self._state = _AFTER_LIST if closed and self._marker == PYTHON_START else _TEXT
+            self._state = _AFTER_LIST if closed and self.tags.get(self._marker) else _TEXT
             self._call_reader = None
         return at
 
     def _scan_after_list(self, text: str, pos: int) -> int | None:
-        """After a list opened by `<|python_start|>`: whitespace, then its optional `<|python_end|>`."""
+        """After a list opened by a tag that has a closing tag: whitespace, then that optional tag."""
         if (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at
-        end = self._literal_at(text, pos, (PYTHON_END,))
+        closer = self.tags[self._marker]
+        end = self._literal_at(text, pos, (closer,))
         if end is None:
             return None
         if not end:
             return self._not_a_list(pos)
         self._raw = []
         self._state = _TEXT
-        return pos + len(PYTHON_END)
+        return pos + len(closer)
 
 
 # -- the spec --------------------------------------------------------------------------------------
 
 
-def write(calls: Sequence[Call]) -> str:
-    """One list of calls, keyword arguments as Python literals."""
-    written = [
-        f"{name}({', '.join(f'{k}={python_literal(v)}' for k, v in arguments.items())})" for name, arguments in calls
-    ]
-    return "[" + ", ".join(written) + "]"
+def call_writer(
+    opener: str = "", closer: str = "", *, one_per_line: bool = False, literal: Callable[[Any], str] = python_literal
+) -> Writer:
+    """The family's writer: the calls between `opener` and `closer`, as one list or one per line,
+    each keyword argument's value spelled by `literal`."""
+
+    def write(calls: Sequence[Call]) -> str:
+        written = [f"{name}({', '.join(f'{k}={literal(v)}' for k, v in args.items())})" for name, args in calls]
+        return opener + ("\n".join(written) if one_per_line else "[" + ", ".join(written) + "]") + closer
+
+    return write
+
+
+write = call_writer()
+"""One list of calls, keyword arguments as Python literals."""
 
 
 _NAME_CHARS = "A-Za-z0-9_.\\u0080-\\U0010FFFF"
@@ -193,18 +214,21 @@ end; a `[` inside is held the same way (mid-line the parser reads `[f(` as a cal
 (a python tag) comes before the list ends."""
 
 
-def _calls_grammar(request: ConstraintRequest, root: str, names: list[str]) -> str:
-    """`root` over `calls` (the list's calls and its `]`), each call a declared tool's, its keyword
-    arguments held to the schema where pinned (`core/python_schema.py`)."""
-    grammar = PythonSchemaGrammar()
+def _calls_grammar(
+    request: ConstraintRequest, root: str, names: list[str], *, one_per_line: bool = False, json_literals: bool = False
+) -> str:
+    """`root` over `calls` (the list's calls and its `]`; or the calls one per line), each call a
+    declared tool's, its keyword arguments held to the schema where pinned (`core/python_schema.py`)."""
+    grammar = PythonSchemaGrammar(json_literals=json_literals)
     calls = [f'{ebnf_text(name)} "(" ws {grammar.kwargs(request.parameters(name))} ws ")"' for name in names]
-    more = "" if request.single else ' ( sep call )* ( ws "," )?'
-    rules = [f'calls ::= ws call{more} ws "]"', "call ::= " + " | ".join(calls)]
+    between, close = ('[ \\t]* "\\n" ws', " ws") if one_per_line else ("sep", ' ( ws "," )? ws "]"')
+    more = "" if request.single else f" ( {between} call )*"
+    rules = [f"calls ::= ws call{more}{close}", "call ::= " + " | ".join(calls)]
     return grammar.text(root) + "\n" + "\n".join(rules) + _NOT_A_LIST
 
 
-def _grammar(request: ConstraintRequest, root: str, names: list[str] | None = None) -> dict[str, Any]:
-    return {"type": "grammar", "grammar": _calls_grammar(request, root, names or list(request.schemas))}
+def _grammar(request: ConstraintRequest, root: str, names: list[str] | None = None, **shape: bool) -> dict[str, Any]:
+    return {"type": "grammar", "grammar": _calls_grammar(request, root, names or list(request.schemas), **shape)}
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
@@ -226,7 +250,27 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     return one_call_in_text("[", _grammar(request, "other"), list(tag_lists), one)
 
 
-def _writes_name(name: str) -> bool:
+def tagged_constraints(
+    opener: str, closer: str, *, one_per_line: bool = False, json_literals: bool = False
+) -> tuple[Constraint, Constraint]:
+    """`required` (the tag, the calls, one if `single`, and the closing tag: the whole output) and
+    strict `auto` (free text; at `opener`, calls of declared tools up to `closer`) for a format whose
+    calls sit only between its tags, in a `[..]` list or one per line."""
+    calls = "calls" if one_per_line else 'ws "[" calls'
+    shape = {"one_per_line": one_per_line, "json_literals": json_literals}
+
+    def required(request: ConstraintRequest) -> dict[str, Any]:
+        root = f"{ebnf_text(opener)} {calls} {ebnf_text(closer)}"
+        return structural(_grammar(request, root, request.names, **shape))
+
+    def auto(request: ConstraintRequest) -> dict[str, Any]:
+        return triggered(request, [opener], [tag(opener, _grammar(request, calls, **shape), closer)])
+
+    return required, auto
+
+
+def writes_name(name: str) -> bool:
+    """A name the parser reads back: a Python name, or names joined by dots."""
     return is_name(name)
 
 
@@ -247,8 +291,8 @@ FORMAT = Format(
     needs_declared_tools=_may_call,
     required=required_constraint,
     auto=auto_constraint,
-    writes_name=_writes_name,
+    writes_name=writes_name,
     vllm_names=("pythonic", "llama4_pythonic"),
     sglang_names=("pythonic",),
-    models="Llama 3.2 / Llama 4, Olmo, LFM-style pythonic models",
+    models="Llama 3.2 / Llama 4, models prompted for pythonic call lists",
 )
