@@ -265,7 +265,7 @@ def _writes_calls(turn: str | None) -> bool:
 
 def taught_formats(render: Render) -> list[str]:
     """The formats a template teaches only in its instructions (it renders no history calls, as
-    LFM2's do): every marker of the format appears in the prompt with tools more often than in the
+    some do): every marker of the format appears in the prompt with tools more often than in the
     prompt without, most marker text first. Formats without markers are never taught this way."""
     user = [{"role": "user", "content": USER_TEXT}]
     try:

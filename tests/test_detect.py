@@ -9,12 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from toolcall_parsers import FORMATS
+from toolcall_parsers import FORMATS, parse
 from toolcall_parsers.detect import (
     NINE_CHAR_ID,
     OPENAI_ID,
     PROBE_CALL,
     ProbeShape,
+    describe,
     detect_model,
     detect_template,
     renderer_for,
@@ -238,7 +239,6 @@ def test_templates_teaching_other_formats_are_none_of_ours(carrier, template, ma
 
 def test_probe_call_round_trips_through_every_candidate(carrier):
     detection = detect_template(carrier, _template("hermes_json"), "x")
-    from toolcall_parsers import parse
 
     for name in detection.candidates:
         assert [(c.name, c.arguments) for c in parse(name, detection.writes).calls] == [PROBE_CALL]
@@ -249,7 +249,6 @@ def test_detection_is_quiet_and_leaves_the_log_on(carrier, caplog):
     (assigning the logger's level instead of filtering left its enabled-cache saying no)."""
     detect_template(carrier, _template("hermes_json"), "x")
     assert not [r for r in caplog.records if r.name == "toolcall_parsers"]
-    from toolcall_parsers import parse
 
     parse("hermes_json", "<tool_call>{broken</tool_call>")
     assert len([r for r in caplog.records if r.name == "toolcall_parsers"]) == 1
@@ -398,13 +397,16 @@ def test_the_models_own_templates_detect_as_their_format(carrier, model_template
     assert detect_template(carrier, model_template(model), model).parser == fmt
 
 
-def test_calls_inside_an_element_no_format_knows_are_none_of_ours(carrier, model_template):
+def test_calls_inside_an_element_a_format_does_not_know_are_not_its(carrier, model_template):
     """MiniMax-M1 writes Llama-like JSON lines inside `<tool_calls>..</tool_calls>`: llama_json
-    reads the call, but only by leaving the emptied wrapper behind, which no format of ours writes.
-    An emptied think element is no such wrapper (Qwen3 writes `<think>\n\n</think>` first)."""
+    reads the call, but only by leaving the emptied wrapper behind, so it is no candidate (the
+    format whose block that element is, jamba_json's, is). An emptied think element is no such
+    wrapper (Qwen3 writes `<think>\n\n</think>` first)."""
     from toolcall_parsers.detect import matching_formats
 
-    assert detect_template(carrier, model_template("MiniMax-M1"), "MiniMax-M1").parser is None
+    detection = detect_template(carrier, model_template("MiniMax-M1"), "MiniMax-M1")
+    assert "llama_json" in [f for f in FORMATS if parse(f, detection.writes or "").calls]
+    assert "llama_json" not in detection.candidates
     call = '{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}'
     qwen3 = f"<think>\n\n</think>\n\n<tool_call>\n{call}\n</tool_call>"
     assert matching_formats(qwen3, [PROBE_CALL])[0] == "hermes_json"
@@ -425,3 +427,23 @@ def test_the_suggestion_without_a_matching_frame_is_the_fallback(carrier, model_
 
     detection = detect_template(carrier, model_template("openai-gpt-oss-120b"), "gpt-oss")
     assert detection.parser is None and detection.suggested == FALLBACK_SUGGESTION == "hermes_json"
+
+
+TAUGHT_ONLY = """{%- for m in messages %}<|im_start|>{{ m.role }}
+{%- if m.role == 'user' and tools %}
+Tools: {{ tools | tojson }}
+Call them as <|tool_call_start|>[name(argument=value)]<|tool_call_end|>.
+{%- endif %}
+{{ m.content or '' }}<|im_end|>
+{% endfor %}{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif %}"""
+"""A template that teaches a format in its instructions only and renders no history calls."""
+
+
+def test_a_format_taught_only_by_the_instructions_is_named_and_said(carrier):
+    detection = detect_template(carrier, TAUGHT_ONLY, "taught-only")
+    assert (detection.parser, detection.taught_only) == ("lfm2_pythonic", True)
+    assert "teaches only in its instructions" in describe(detection)
+    # The same instructions without the closing marker teach no format of ours.
+    half = TAUGHT_ONLY.replace("<|tool_call_end|>", "")
+    assert detect_template(carrier, half, "half").parser is None
