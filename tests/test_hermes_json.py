@@ -222,3 +222,52 @@ def test_a_held_call_that_breaks_leaves_no_gap_in_the_indexes():
 def test_an_unknown_streaming_policy_is_refused():
     with pytest.raises(ValueError, match="streaming policy"):
         get_format("hermes_json").stream(streaming="fast")
+
+
+# -- the engine names this format serves besides hermes (granite4, ernie45, qwen3_json, trinity) ---------
+
+GRANITE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "save",
+            "description": "Write a file.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}},
+        },
+    },
+]
+GRANITE_CALLS = [("get_weather", {"city": "Paris", "days": 2}), ("save", {"path": "w.txt", "content": "a\nb"})]
+
+
+@pytest.mark.parametrize("template", ["ibm-granite-granite-4.0", "ibm-granite-granite-4.1"])
+def test_granite4s_own_template_writes_what_this_format_reads(smollm2_tokenizer, model_template, template):
+    """IBM Granite 4's template renders a turn's calls as Qwen's blocks (a newline inside each tag):
+    vLLM's `granite4` parser is this format; `detect` names it for Granite 4's template."""
+    from helpers import both_paths, calls_of
+    from toolcall_parsers.detect import detect_template
+
+    history = [
+        {"role": "user", "content": "Weather in Paris, then save it"},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in GRANITE_CALLS],
+        },
+        {"role": "tool", "content": "sunny"},
+    ]
+    rendered = smollm2_tokenizer.apply_chat_template(
+        history, tools=GRANITE_TOOLS, chat_template=model_template(template), tokenize=False
+    )
+    turn = rendered.split("<|start_of_role|>assistant<|end_of_role|>")[1].split("<|end_of_text|>")[0]
+    result = both_paths("hermes_json", turn, GRANITE_TOOLS, smollm2_tokenizer, eager=True)
+    assert calls_of(result) == GRANITE_CALLS
+    assert result.content == "Checking."
+    assert detect_template(smollm2_tokenizer, model_template(template), "Granite 4").parser == "hermes_json"

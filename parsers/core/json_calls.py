@@ -7,10 +7,13 @@ Three pieces, shared by every format that writes JSON:
   forwarded verbatim; `null` becomes `{}`; a JSON string that holds an object (models encode it once,
   twice, sometimes more; raw control characters accepted) is decoded when complete and sent as the
   object; anything else is not a call.
-- `JsonCallReader` reads a call object, or an array of them, in any of the shapes models use:
-  `{"name", "arguments"}`, `{"name", "parameters"}`, `{"tool", "parameters"}`,
-  `{"function": {"name", "arguments"}}`, keys in any order. The call starts as soon as its name string
-  is complete; arguments written before the name are kept until then. An empty array is not a call.
+- `JsonCallReader` reads a call object, or an array of them, in the shapes its format declares
+  (`CallShape`). By default those most models use: `{"name", "arguments"}`, `{"name", "parameters"}`,
+  `{"tool", "parameters"}`, `{"function": {"name", "arguments"}}`, keys in any order; a format may
+  name other keys (Cohere's `{"tool_name", "parameters"}`) or the one-key shape `{"NAME": {..}}`
+  (Apertus), and may take only an array. The shapes are the format's, never added for all: a key
+  another format writes stays an ignored key here. The call starts as soon as its name string is
+  complete; arguments written before the name are kept until then. An empty array is not a call.
 - `ArgumentsReader`: one bare arguments value, for formats that write the name outside the JSON.
 - `HeadedCallReader`: a call object written where prose may hold any object (Llama's, at a line
   start), decided by its head as declared by the format (`CallHead`), then read by a
@@ -40,12 +43,33 @@ if TYPE_CHECKING:
 NAME_KEYS = frozenset({"name", "tool"})
 ARGUMENT_KEYS = frozenset({"arguments", "parameters"})
 WRAPPER_KEY = "function"
+_NAME_IS_KEY = "\x00"  # `_key` for the value of a one-key call (that shape reads no key into `_key`)
 _MAX_KEY = 64
 _MAX_UNWRAP = 4
 
 
 class CallShapeError(JsonSyntaxError):
     """Valid JSON so far, but not a tool call."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallShape:
+    """Which call objects a format's JSON holds: the keys whose string is the name, the keys whose
+    value is the arguments, the key of a wrapper object holding both (None: none), whether the call
+    is instead an object of one key, the name, whose value is the arguments (`name_is_key`), and
+    whether the value must be an array of calls (`array_only`). Other keys are ignored."""
+
+    name_keys: frozenset[str] = NAME_KEYS
+    argument_keys: frozenset[str] = ARGUMENT_KEYS
+    wrapper_key: str | None = WRAPPER_KEY
+    name_is_key: bool = False
+    array_only: bool = False
+
+
+DEFAULT_SHAPE = CallShape()
+"""The shapes most models write (see the module docstring)."""
+NAME_AS_KEY = CallShape(frozenset(), frozenset({_NAME_IS_KEY}), None, name_is_key=True)
+"""`{"NAME": {..}}`: the object's one key is the tool's name, its value the arguments."""
 
 
 def decode_arguments(value: Any, pos: int, max_depth: int) -> dict[str, Any]:
@@ -159,7 +183,7 @@ class _TokenReader:
 
 
 class JsonCallReader(_TokenReader):
-    """Reads one JSON value that is a call object or an array of call objects.
+    """Reads one JSON value that is a call object or an array of call objects, in `shape`.
 
     The owner supplies `on_start(name) -> index` (raising NotACall to refuse the call),
     `on_args(index, fragment)` and `on_end(index, arguments)`.
@@ -172,8 +196,10 @@ class JsonCallReader(_TokenReader):
         on_end: Callable[[int, dict[str, Any]], None],
         limits: Limits,
         prefix: str = "",
+        shape: CallShape = DEFAULT_SHAPE,
     ) -> None:
         super().__init__(limits)
+        self._shape = shape
         self.unfinished: list[str] = [prefix] if prefix else []
         """The text since the last finished call (from `prefix`, the markup before the value): what
         goes back as text when the value breaks."""
@@ -256,8 +282,11 @@ class JsonCallReader(_TokenReader):
         elif kind == "close" and depth == self._key_depth - 1:  # leaving {"function": {..}}
             self._key_depth -= 1
         elif is_key and depth == self._key_depth:
-            self._key_token(kind, raw)
-        elif kind == "open" and raw == "{" and self._key == WRAPPER_KEY and depth == self._key_depth:
+            if self._shape.name_is_key:
+                self._name_key_token(kind, raw, end)
+            else:
+                self._key_token(kind, raw)
+        elif kind == "open" and raw == "{" and self._key == self._shape.wrapper_key and depth == self._key_depth:
             self._key_depth += 1
             self._key = ""
         elif kind in ("open", "str", "strend", "scalar") and depth == self._key_depth:
@@ -275,6 +304,8 @@ class JsonCallReader(_TokenReader):
             return True
         if kind == "open" and raw == "[" and depth == 0:
             self._in_array = True
+        elif self._shape.array_only and not self._in_array:
+            raise CallShapeError("expected an array of calls", end)
         elif kind == "open" and raw == "{" and depth == (1 if self._in_array else 0):
             self._object_depth = depth
             self._key_depth = depth + 1
@@ -292,12 +323,20 @@ class JsonCallReader(_TokenReader):
             self._key = json.loads(text) if len(text) <= _MAX_KEY else ""
             self._key_parts = None
 
+    def _name_key_token(self, kind: str, raw: str, end: int) -> None:
+        """A key of a one-key call object: the name; its value is the arguments."""
+        if self._name is not None:
+            raise CallShapeError("a call object with more than one key", end)
+        self._name_token(kind, raw, end)
+        if self._name is not None:
+            self._key = _NAME_IS_KEY
+
     def _value_token(self, token: Token) -> None:
         kind, raw, depth, _, end = token
         key = self._value
-        if key in NAME_KEYS:
+        if key in self._shape.name_keys:
             self._name_token(kind, raw, end)
-        elif key in ARGUMENT_KEYS:
+        elif key in self._shape.argument_keys:
             if self._args_done:
                 raise CallShapeError("arguments given twice", end)
             self._args = ArgumentsWriter(self._value_depth, self._send_args, self.limits.max_depth)

@@ -29,12 +29,28 @@ model-supplied `id` is ignored: ids are the engine's.
 
 The markers are options: `get_format("hermes_json").stream(tools, start_marker="<function_call>",
 end_marker="</function_call>")`; `think_markers=None` disables the `<think>` rule.
+
+This module is its family's configuration point: the formats that write these call objects between
+other tags (`longcat_json`, `jamba_json`, `internlm_json`, `granite_fc_json`; `marked_json`'s family
+builds on it too) are `HermesJsonStream` with other `start_markers` / `end_marker`, and
+`JsonBlockTags` gives each its writer, constraints and SGLang call tag, as this format's own are
+built.
+
+Other engines' names for this wire format: vLLM's `granite4` (IBM Granite 4: the same blocks, a
+newline inside each tag), `ernie45` (ERNIE 4.5: the same blocks; its `<response>..</response>` around
+an answer is the `ernie45` reasoning parser's to remove, as vLLM's tool parser removes it only while
+streaming) and `qwen3_json`; SGLang's `trinity` (Arcee Trinity: Qwen's blocks, written inside its
+reasoning as well). SGLang's `trinity` detector reads a block inside `<think>` and deletes the think
+tags from the content; here reasoning stays text, and a block in it is text as for every model: a
+reasoning parser that ends the reasoning at `<tool_call>` (vLLM's `qwen3`) hands such a
+call to this parser as content, where it counts.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.ids import IdFactory
@@ -43,30 +59,35 @@ from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream
 from .grammar import Element, json_value, repeated, structural, tag, triggered
-from .spec import Call, CallTag, ConstraintRequest, Format
+from .spec import Call, CallTag, Constraint, ConstraintRequest, Format, Writer
 
 START, END = "<tool_call>", "</tool_call>"
 _TEXT, _OPEN, _JSON, _AFTER = range(4)
 
 
 class HermesJsonStream(FormatStream):
-    """Incremental parser for one response in the `<tool_call>` JSON format."""
+    """Incremental parser for one response in the `<tool_call>` JSON format. A format of the family
+    sets `start_markers` (every spelling of its opener, the writer's first) and `end_marker` (None:
+    its blocks have no closing tag, a call ends where its JSON value does)."""
 
     format_name = "hermes_json"
+    start_markers: tuple[str, ...] = (START,)
+    end_marker: str | None = END
 
     def __init__(
         self,
         tools: Any = None,
         id_factory: IdFactory | None = None,
         *,
-        start_marker: str = "<tool_call>",
-        end_marker: str = "</tool_call>",
+        start_marker: str | None = None,
+        end_marker: str | None = None,
         think_markers: tuple[str, str] | None = ("<think>", "</think>"),
     ) -> None:
         super().__init__(tools, id_factory)
-        self._start_marker = start_marker
-        self._end_marker = end_marker
-        self._outside = OutsideCalls(self._text, [start_marker], think_markers)
+        starts = (start_marker,) if start_marker is not None else self.start_markers
+        end = end_marker if end_marker is not None else self.end_marker
+        self._ends = (end,) if end else ()
+        self._outside = OutsideCalls(self._text, starts, think_markers)
         self._state = _TEXT
         self._raw: list[str] = []  # the block's markup before its JSON, or what follows a value
         self._reader: JsonCallReader | None = None
@@ -114,10 +135,11 @@ class HermesJsonStream(FormatStream):
 
     def _scan_after(self, text: str, pos: int) -> int | None:
         """After a complete value: whitespace, then END, another value (after an optional comma),
-        or text (END is missing; the finished calls stand and what followed them is content)."""
+        or text (END is missing, or the format has none; the finished calls stand and what followed
+        them is content)."""
         if (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at
-        end = self._literal_at(text, pos, (self._end_marker,))
+        end = self._literal_at(text, pos, self._ends)
         if end is None:
             return None  # a partial END
         if end:
@@ -171,37 +193,71 @@ class HermesJsonStream(FormatStream):
 
 # -- the spec --------------------------------------------------------------------------------------
 
-_BEGIN = '<tool_call>\n{{"name": {name}, "arguments": '
-_END = "}\n</tool_call>"
+
+@dataclass(frozen=True)
+class JsonBlockTags:
+    """How a format of the family writes a call, as its template does: `start`, then `after_start`,
+    the call object `{"name": .., ARGUMENTS_KEY: ..}` (JSON as `json.dumps` writes it), then
+    `before_end` and `end` (None: the format has no closing tag); blocks joined by `separator`."""
+
+    start: str
+    end: str | None
+    after_start: str = "\n"
+    before_end: str = "\n"
+    separator: str = "\n"
+    arguments_key: str = "arguments"
+
+    def call_object(self, name: str, arguments: dict[str, Any]) -> str:
+        return json.dumps({"name": name, self.arguments_key: arguments}, ensure_ascii=False)
+
+    @property
+    def closing(self) -> str:
+        """What follows a call object's last brace up to the end of its block."""
+        return self.before_end + self.end if self.end is not None else ""
+
+    def writer(self) -> Writer:
+        """One block per call, `separator` between, as the template writes them."""
+
+        def write(calls: Sequence[Call]) -> str:
+            return self.separator.join(
+                f"{self.start}{self.after_start}{self.call_object(name, arguments)}{self.closing}"
+                for name, arguments in calls
+            )
+
+        return write
+
+    def call_begin(self, name: str) -> str:
+        """The block up to the arguments value, as the writer writes it."""
+        name_json = json.dumps(name, ensure_ascii=False)
+        return f'{self.start}{self.after_start}{{"name": {name_json}, "{self.arguments_key}": '
+
+    def _tags(self, request: ConstraintRequest, names: list[str]) -> list[Element]:
+        end = "}" + self.closing
+        return [tag(self.call_begin(name), json_value(request.parameters(name)), end) for name in names]
+
+    def constraints(self) -> tuple[Constraint, Constraint]:
+        """`required` (at least one block, at most one if `single`, as the writer writes them) and
+        strict `auto` (free text, where each `start` opens a block of one call to a declared tool)."""
+
+        def required(request: ConstraintRequest) -> dict[str, Any]:
+            return structural(repeated(request, self._tags(request, request.names), self.separator))
+
+        def auto(request: ConstraintRequest) -> dict[str, Any]:
+            return triggered(request, [self.start], self._tags(request, list(request.schemas)))
+
+        return required, auto
+
+    def call_tag(self) -> CallTag:
+        """SGLang's per-call tag for strict `auto`: one call per block."""
+        begin = self.start.replace("{", "{{").replace("}", "}}") + self.after_start
+        return CallTag(f'{begin}{{{{"name": "{{name}}", "{self.arguments_key}": ', "}" + self.closing, self.start)
 
 
-def write(calls: Sequence[Call]) -> str:
-    """One block per call, a newline between, as the template writes them."""
-    return "\n".join(
-        f"{START}\n{json.dumps({'name': name, 'arguments': arguments}, ensure_ascii=False)}\n{END}"
-        for name, arguments in calls
-    )
+TAGS = JsonBlockTags(START, END)
+"""Qwen's spelling: a newline inside each tag, a newline between blocks."""
 
-
-def _tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
-    begin = _BEGIN.format
-    return [
-        tag(begin(name=json.dumps(name, ensure_ascii=False)), json_value(request.parameters(name)), _END)
-        for name in names
-    ]
-
-
-def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """At least one `<tool_call>\\n{"name": .., "arguments": ..}\\n</tool_call>` block (one per
-    call, a newline between), at most one if `single`."""
-    return structural(repeated(request, _tags(request, request.names), "\n"))
-
-
-def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Strict `auto`: free text, where each `<tool_call>` opens a block of one call to a declared
-    tool (the template's spelling: a newline after the tag and before its end)."""
-    return triggered(request, [START], _tags(request, list(request.schemas)))
-
+write = TAGS.writer()
+required_constraint, auto_constraint = TAGS.constraints()
 
 FORMAT = Format(
     "hermes_json",
@@ -210,10 +266,10 @@ FORMAT = Format(
     write,
     markers=(START, END),
     required=required_constraint,
-    call_tag=CallTag('<tool_call>\n{{"name": "{name}", "arguments": ', _END, START),
+    call_tag=TAGS.call_tag(),
     vllm_tag_model="hermes",
     auto=auto_constraint,
-    vllm_names=("hermes",),
-    sglang_names=("hermes", "qwen", "qwen25"),
-    models="Hermes 2 Pro / 3, Qwen2.5 / Qwen3, SmolLM2, most ChatML models",
+    vllm_names=("hermes", "qwen3_json", "granite4", "ernie45"),
+    sglang_names=("hermes", "qwen", "qwen25", "trinity"),
+    models="Hermes 2 Pro / 3, Qwen2.5 / Qwen3, SmolLM2, IBM Granite 4, ERNIE 4.5, Arcee Trinity, most ChatML models",
 )
