@@ -68,7 +68,7 @@ from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd
 from .grammar import Element, const, json_value, repeated, sequence, structural, tag, triggered
-from .spec import Call, ConstraintRequest, Format
+from .spec import Call, Constraint, ConstraintRequest, Format, Writer
 from .xml_blocks import FIRST_FORMAT_STATE, XmlBlockStream, XmlBlockTags, raw_value
 
 START, END = "<minimax:tool_call>", "</minimax:tool_call>"
@@ -90,6 +90,8 @@ class MiniMaxXmlStream(XmlBlockStream):
 
     format_name = "minimax_xml"
     tags = TAGS
+    parameter_ends: tuple[ValueEnd, ...] = (VALUE_END,)
+    """What ends a parameter's value (`step3_xml` names its own tags)."""
 
     def __init__(
         self,
@@ -98,7 +100,7 @@ class MiniMaxXmlStream(XmlBlockStream):
         *,
         think_markers: ThinkMarkers = ("<think>", "</think>"),
     ) -> None:
-        super().__init__(tools, id_factory, think_markers, [VALUE_END])
+        super().__init__(tools, id_factory, think_markers, self.parameter_ends)
         self._name = ""  # a quoted NAME read, waiting for its `>`
         self._readers[_NAME_END] = self._scan_name_end
 
@@ -143,13 +145,18 @@ class MiniMaxXmlStream(XmlBlockStream):
 # -- the spec --------------------------------------------------------------------------------------
 
 
-def write(calls: Sequence[Call]) -> str:
-    """One block of invokes; values verbatim (the format has no escaping), non-strings as JSON."""
-    invokes = []
-    for name, arguments in calls:
-        params = "".join(f'<parameter name="{k}">{raw_value(v)}</parameter>\n' for k, v in arguments.items())
-        invokes.append(f'<invoke name="{name}">\n{params}</invoke>\n')
-    return f"{START}\n{''.join(invokes)}{END}"
+def invoke_writer(start: str, end: str) -> Writer:
+    """A writer of one block of invokes between `start` and `end` (this format's, and `dots_xml`'s);
+    values verbatim (the format has no escaping), non-strings as JSON."""
+
+    def write(calls: Sequence[Call]) -> str:
+        invokes = []
+        for name, arguments in calls:
+            params = "".join(f'<parameter name="{k}">{raw_value(v)}</parameter>\n' for k, v in arguments.items())
+            invokes.append(f'<invoke name="{name}">\n{params}</invoke>\n')
+        return f"{start}\n{''.join(invokes)}{end}"
+
+    return write
 
 
 def _invokes(request: ConstraintRequest, names: list[str]) -> list[Element]:
@@ -161,20 +168,31 @@ def _invokes(request: ConstraintRequest, names: list[str]) -> list[Element]:
     ]
 
 
-def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """One `<minimax:tool_call>` block holding at least one invoke (at most one if `single`)."""
-    return structural(sequence(const(START + "\n"), repeated(request, _invokes(request, request.names)), const(END)))
+def invoke_constraints(start: str, end: str) -> tuple[Constraint, Constraint]:
+    """The `required` and strict `auto` constraints of blocks of invokes between `start` and `end`:
+    one block holding at least one invoke (at most one if `single`); free text where each `start`
+    opens a block of invokes that follow the tools' schemas."""
+
+    def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+        return structural(
+            sequence(const(start + "\n"), repeated(request, _invokes(request, request.names)), const(end))
+        )
+
+    def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+        block = tag(start + "\n", repeated(request, _invokes(request, list(request.schemas))), end)
+        return triggered(request, [start], [block])
+
+    return required_constraint, auto_constraint
 
 
-def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Free text, where each `<minimax:tool_call>` opens a block of invokes that follow the tools'
-    schemas (strict `tool_choice="auto"`)."""
-    block = tag(START + "\n", repeated(request, _invokes(request, list(request.schemas))), END)
-    return triggered(request, [START], [block])
+write = invoke_writer(START, END)
+"""One block of invokes, values verbatim, non-strings as JSON."""
+
+required_constraint, auto_constraint = invoke_constraints(START, END)
 
 
-def _writes_name(name: str) -> bool:
-    # `<invoke name="NAME">` as the constraint writes it
+def writes_name(name: str) -> bool:
+    """Whether `<invoke name="NAME">` as the writer and the constraint write it reads back."""
     return '"' not in name
 
 
@@ -187,7 +205,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     vllm_tag_model="minimax",
-    writes_name=_writes_name,
+    writes_name=writes_name,
     typed_values=True,
     vllm_names=("minimax_m2",),
     sglang_names=("minimax-m2",),

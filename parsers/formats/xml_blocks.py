@@ -33,9 +33,10 @@ from ..core.json_lexer import json_string_body
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import ANY_SPACE, FormatStream, NotACall
-from ..core.typed_values import decoded_string
+from ..core.typed_values import decoded_string, schema_types
 from ..core.xml_attributes import tag_attributes as tag_attributes  # re-exported for deepseek_dsml
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
+from .grammar import Element, const, json_value, optional, regex, sequence, tag
 
 # States: text outside blocks; in a block between calls; in a call between parameters; in a tag's
 # NAME; in a VALUE; in a broken call, skipping to its CALL_CLOSE; in a JSON body, and after it. A
@@ -48,6 +49,29 @@ def raw_value(value: Any) -> str:
     """A value as the XML formats write it, with no escaping: a string verbatim, anything else as
     JSON (typed back by the tool's schema)."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def named_parameters(parameters: dict[str, Any], pinned: bool, param_open: str, close: str) -> Element:
+    """A call's parameters as `param_open + '"KEY">' VALUE close` tags, for formats whose parameters
+    xgrammar has no style for (Step-3's, MiniCPM5's). A pinned tool's declared keys in their order
+    (the required ones present), each value any text where its schema admits a string (the raw value
+    is that text) and else JSON of its schema; then, unless the schema closes the object, any other
+    keys with any text. An unpinned tool: any keys with any text."""
+    properties = parameters.get("properties") if pinned else None
+    properties = properties if isinstance(properties, dict) else {}
+    required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
+    elements: list[Element] = []
+    for key, schema in properties.items():
+        types = schema_types(schema)
+        content = {"type": "any_text"} if not types or "string" in types else json_value(schema)
+        parameter = tag(f'{param_open}"{key}">', content, close)
+        elements.append(parameter if key in required else optional(parameter))
+    if not pinned or parameters.get("additionalProperties", True) is not False:
+        free = sequence(const(f'{param_open}"'), regex(r'[^"<>]+'), tag('">', {"type": "any_text"}, close))
+        elements.append({"type": "star", "content": free})
+    if not elements:
+        return const("")
+    return elements[0] if len(elements) == 1 else sequence(*elements)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +122,7 @@ class XmlBlockStream(FormatStream):
         self._schema: dict[str, Any] = {}  # the called tool's parameter schemas
         self._arguments: dict[str, Any] = {}
         self._param = ""
+        self._param_schema: Any = None  # the schema typing the value being read
         self._json: ArgumentsReader | None = None  # the call's JSON body, being read
         self._json_closes: list[str] = []  # the tags still to come after it
         self._value = ParameterValueReader(
@@ -117,7 +142,7 @@ class XmlBlockStream(FormatStream):
     def _scan_text(self, text: str, pos: int) -> int | None:
         m, at = self._outside.read(text, pos)
         if m is not None:
-            self._open_block(self.tags.start)
+            self._open_block(m.group())  # START, or the spelling of it the format also reads
             if self.blockless:
                 self._on_name = self._open_call
                 self._state = NAME
@@ -221,6 +246,7 @@ class XmlBlockStream(FormatStream):
         self._param = name
         if schema is None:
             schema = self._schema.get(name) if self.tools else None
+        self._param_schema = schema
         self._value.begin(schema)
         self._state = VALUE
 
