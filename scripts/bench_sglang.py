@@ -260,7 +260,9 @@ def passes_safely(name: str, tools: list[Any], text: str, mode: str, deltas: lis
         signal.signal(signal.SIGALRM, previous)
 
 
-def corpus_counts(formats: list[str], modes: tuple[str, ...] = MODES) -> dict[str, dict[str, Any]]:
+def corpus_counts(
+    formats: list[str], modes: tuple[str, ...] = MODES, engine_tests: bool = False
+) -> dict[str, dict[str, Any]]:
     """Per format and detector: cases passed per mode, in every mode, and the number of cases."""
     from helpers import load_corpus
 
@@ -268,7 +270,7 @@ def corpus_counts(formats: list[str], modes: tuple[str, ...] = MODES) -> dict[st
     base_tools = [WRITE_FILE, {"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
     counts: dict[str, dict[str, Any]] = {}
     for fmt in formats:
-        cases = load_corpus(fmt)
+        cases = load_corpus(fmt, engine_tests=engine_tests)
         tokenizer = workload_tokenizer(WORKLOADS[fmt])
         for name in (fmt, *BUILTINS.get(fmt, ())):
             per_mode = dict.fromkeys(modes, 0)
@@ -301,7 +303,7 @@ def random_split(text: str, seed: int, longest: int = 7) -> list[str]:
 
 def run_corpus(args: argparse.Namespace) -> None:
     os.environ["SGLANG_FORWARD_UNKNOWN_TOOLS"] = "1"
-    counts = corpus_counts(args.formats.split(","))
+    counts = corpus_counts(args.formats.split(","), engine_tests=args.engine_tests)
     print("\nCorpus cases whose result equals the expected one, through SGLang's FunctionCallParser\n")
     print("| format | detector | " + " | ".join(MODES) + " | all modes |")
     print("|---|---|" + "---|" * (len(MODES) + 1))
@@ -320,6 +322,7 @@ def main() -> None:
     cli.add_argument("--budget", type=float, default=120, help="CPU seconds one run of a detector may take")
     cli.add_argument("--corpus", action="store_true", help="corpus pass counts instead of the per-delta tables")
     cli.add_argument("--formats", default=",".join(FORMATS), help="with --corpus")
+    cli.add_argument("--engine-tests", action="store_true", help="with --corpus: only the engines' own test cases")
     args = cli.parse_args()
     if args.corpus:
         run_corpus(args)

@@ -8,7 +8,9 @@ when the result equals the case's expected content (trimmed) and calls (names an
 arguments). Modes: finished, one character per delta, and token deltas of SmolLM2's tokenizer with
 the format's markers added as tokens (special where the models' are), as in scripts/bench.py.
 
-    python scripts/corpus_scores.py [--formats kimi_json,...] [--cases]
+    python scripts/corpus_scores.py [--formats kimi_json,...] [--cases] [--engine-tests]
+
+`--engine-tests` counts only the cases transcribed from vLLM's and SGLang's own parser tests.
 
 SGLang's detectors on the same corpus: `python scripts/bench_sglang.py --corpus`.
 """
@@ -66,7 +68,7 @@ def streamed(
     return content, [calls[i] for i in sorted(calls)]
 
 
-def scores(fmt: str, show_cases: bool = False) -> dict[str, dict[str, int]]:
+def scores(fmt: str, show_cases: bool = False, engine_tests: bool = False) -> dict[str, dict[str, int]]:
     """Per parser (ours first): cases passed per mode and in every mode."""
     from helpers import load_corpus
     from vllm.parser.parser_manager import ParserManager
@@ -76,7 +78,7 @@ def scores(fmt: str, show_cases: bool = False) -> dict[str, dict[str, int]]:
     for name in (fmt, *FORMATS[fmt].vllm_names):
         parser_cls = ParserManager.get_parser(tool_parser_name=name, enable_auto_tools=True, tokenizer=tokenizer)
         row = dict.fromkeys((*MODES, "all"), 0)
-        for case in load_corpus(fmt):
+        for case in load_corpus(fmt, engine_tests=engine_tests):
             text, tools = case["text"], case["tools"] or BASE_TOOLS
             ok = {}
             for mode in MODES:
@@ -104,6 +106,7 @@ def main() -> None:
     with_builtins = ",".join(name for name, fmt in FORMATS.items() if fmt.vllm_names)
     cli.add_argument("--formats", default=with_builtins)
     cli.add_argument("--cases", action="store_true", help="name the cases each parser gets wrong (stderr)")
+    cli.add_argument("--engine-tests", action="store_true", help="only the cases from the engines' own tests")
     args = cli.parse_args()
     logging.disable(logging.CRITICAL)
     from vllm.plugins import load_general_plugins
@@ -114,8 +117,8 @@ def main() -> None:
     for fmt in args.formats.split(","):
         from helpers import load_corpus
 
-        total = len(load_corpus(fmt))
-        for name, row in scores(fmt, args.cases).items():
+        total = len(load_corpus(fmt, engine_tests=args.engine_tests))
+        for name, row in scores(fmt, args.cases, args.engine_tests).items():
             shown = f"**{name}**" if name == fmt else f"vLLM `{name}`"
             cells = " | ".join(f"{row[m]}" for m in (*MODES, "all"))
             print(f"| {fmt} | {shown} | {total} | {cells} |", flush=True)

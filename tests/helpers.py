@@ -121,9 +121,21 @@ def token_chunks(
     return chunks
 
 
-def load_corpus(fmt: str) -> list[dict[str, Any]]:
+def load_corpus(fmt: str, *, engine_tests: bool = False) -> list[dict[str, Any]]:
+    """The format's corpus cases; with `engine_tests`, only those transcribed from vLLM's or SGLang's
+    own parser tests (see `from_engine_tests`)."""
     path = CORPUS_DIR / f"{fmt}.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [case for case in cases if from_engine_tests(case)] if engine_tests else cases
+
+
+def from_engine_tests(case: dict[str, Any]) -> bool:
+    """Whether a corpus case is one of the engines' own test cases (its source starts with vLLM or
+    SGLang and names a test), not one we dispute (class `disputed`): the bar issue 23 sets."""
+    source = case.get("source", "").lower()
+    return (
+        source.startswith(("vllm", "sglang")) and "test" in source[:100] and "disputed" not in case.get("classes", [])
+    )
 
 
 def summary(result: ParseResult) -> dict[str, Any]:
