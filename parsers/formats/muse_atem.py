@@ -1,0 +1,288 @@
+"""`muse_atem`: Muse Glimmer's ATEM calls, `<atem:function_calls>` blocks of invokes, each in a
+message addressed to the tool (`<|start|>assistant to=TOOL<|message|>..<|eom|>`).
+
+Grammar, as this machine reads it::
+
+    output    := (text | message)*
+    message   := [START "assistant"] ws ["to=" RECIPIENT] MESSAGE body [CLOSER]
+    tool-body := ws block ws [CLOSER]                    # a message to a tool
+    block     := FUNCTION_CALLS ws (invoke ws)* [FUNCTION_CALLS_CLOSE]
+    invoke    := '<atem:invoke name=' NAME ">" ws (parameter ws)* "</atem:invoke>"
+    parameter := '<atem:parameter name=' NAME ">" VALUE "</atem:parameter>"
+
+with START = `<|start|>`, MESSAGE = `<|message|>`, CLOSER = `<|eom|>` or `<|eot|>` (special tokens
+of Muse Glimmer's tokenizer) and FUNCTION_CALLS = `<atem:function_calls>`. RECIPIENT runs up to
+whitespace or `<`; the prompt ends with `<|start|>assistant`, so the reply's first message begins
+at ` to=`. The header is read by `channel_messages.HeaderReader` (one line, bounded; a header that
+breaks is text), the block by `minimax_xml`'s machine with ATEM's tags, so NAME, VALUE, what ends a
+value (`</atem:parameter>` before the next parameter or `</atem:invoke>`), the typing of values by
+the tool's schema (without one: JSON literals as JSON, anything else a string, as the engines' `json.loads`
+fallback reads them) and every error case are that format's.
+
+Channels scope the calls, as both engines scope them: a block counts only in a message to a tool.
+Messages to `self` (reasoning), to `commentary` and without a recipient are text with their markup
+up to their closer, so an invoke quoted in them, or in a reply cut off before its closer, is never
+a call; a reasoning parser in front takes the reasoning out. The answer (a message to `user`) is
+content without its header and closer, as both engines show it: SGLang's `muse` reasoning parser
+hands it on framed so the tool parser can scope it. In reasoning, a `to=TOOL<|message|>` (Muse ends
+its reasoning so at times, without `<|eom|>`) opens that tool's message; in the answer a quoted
+header is text. A block with no message around it is text too (SGLang's rule; vLLM reads one when
+the framing is missing, which it is only where special tokens were skipped, and the adapters keep
+them). A message to a tool whose body is not a block is text. After a block, the message's closer
+is markup; the calls of a block whose close is missing stand, and what follows them is text.
+
+An invoke's NAME is the tool's: Muse's template addresses a tool registered as `NAME` as
+`NAME.NAME`, and the model may name the invoke so; that doubled spelling is read as NAME when the
+request declares NAME and not the doubled one, as both engines read it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.ids import IdFactory
+from ..core.markers import MarkerScanner
+from ..core.outside import OutsideCalls, ThinkMarkers
+from ..core.xml_parameters import ValueEnd
+from .channel_messages import HeaderReader, calls_after_prompt
+from .grammar import Element, const, sequence, structural, tag, triggered
+from .minimax_xml import MiniMaxXmlStream, writes_name
+from .spec import Call, ConstraintRequest, Format
+from .xml_blocks import FIRST_FORMAT_STATE, TEXT, XmlBlockTags, named_parameters, raw_value
+
+START, MESSAGE, EOM, EOT = "<|start|>", "<|message|>", "<|eom|>", "<|eot|>"
+CLOSERS = (EOM, EOT)
+BLOCK_OPEN, BLOCK_CLOSE = "<atem:function_calls>", "</atem:function_calls>"
+INVOKE_OPEN, INVOKE_CLOSE = "<atem:invoke name=", "</atem:invoke>"
+PARAM_OPEN, PARAM_CLOSE = "<atem:parameter name=", "</atem:parameter>"
+TAGS = XmlBlockTags(BLOCK_OPEN, BLOCK_CLOSE, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, call_word="invoke")
+VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<atem:parameter", INVOKE_CLOSE))
+PLAIN_THINK = ("<think>", "</think>")
+"""Reasoning written as plain text, read as every format reads it: text, never a call (Muse
+Glimmer reasons in messages to `self`)."""
+NOT_TOOLS = frozenset({"self", "user", "commentary"})
+"""Recipients whose messages are not calls (reasoning, the answer, a preamble)."""
+
+_TRAILING_TO = re.compile(r"[ \t]+to=[^\s<]+\Z")
+"""A recipient at the end of a body's text, which a `<|message|>` right after it makes a header."""
+_MAY_BECOME_TO = re.compile(r"[ \t]+(?:t(?:o(?:=[^\s<]*)?)?)?\Z")
+"""What may still grow into such a recipient: held back."""
+_HEADER = re.compile(r"(?:<\|start\|>\s*assistant)?[ \t]*(?:to=(?P<to>[^\s<]+))?[ \t]*")
+# `minimax_xml` numbers its quoted-name state FIRST_FORMAT_STATE; then a header, the body of a message
+# that is not a call, a tool's message before its block, and after the block.
+_HEADER_STATE, _TEXT_BODY, _TOOL_BODY, _AFTER_BLOCK = range(FIRST_FORMAT_STATE + 1, FIRST_FORMAT_STATE + 5)
+
+
+class MuseAtemStream(MiniMaxXmlStream):
+    """Incremental parser for one response of Muse Glimmer's channel messages (headers read by
+    `channel_messages`, blocks by `minimax_xml`'s machine with ATEM's tags)."""
+
+    format_name = "muse_atem"
+    tags = TAGS
+    parameter_ends = (VALUE_END,)
+
+    def __init__(
+        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = PLAIN_THINK
+    ) -> None:
+        super().__init__(tools, id_factory, think_markers=think_markers)
+        self._outside = OutsideCalls(self._text, [START], think_markers)
+        bare = re.compile(r"[ \t]*(?:t(?:o(?:=[^\s<]*[ \t]*)?)?)?")
+        self._header = HeaderReader((), (MESSAGE,), bare, self.limits.max_name)
+        self._header.open("", bare=True)
+        self._body_marks = MarkerScanner((*CLOSERS, MESSAGE))
+        self._in_tool = False  # reading a block in a message to a tool
+        self._reasoning = False  # the body being read is reasoning (a message to `self`)
+        self._answer = False  # the body being read is the answer (to `user`): its framing is dropped
+        self._state = _HEADER_STATE
+        self._readers.update(
+            {
+                _HEADER_STATE: self._scan_header,
+                _TEXT_BODY: self._scan_text_body,
+                _TOOL_BODY: self._scan_tool_body,
+                _AFTER_BLOCK: self._scan_after_block,
+            }
+        )
+
+    # -- messages ----------------------------------------------------------------------------------
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        """Outside messages: text up to the next message's START (a block here is text)."""
+        m, at = self._outside.read(text, pos)
+        if m is not None:
+            self._header.open(m.group())
+            self._state = _HEADER_STATE
+        return at
+
+    def _scan_header(self, text: str, pos: int) -> int | None:
+        header = self._header
+        at = header.read(text, pos)
+        if header.broken:
+            self._text("".join(header.raw))
+            self._state = TEXT
+            return at
+        if header.end is not None:
+            m = _HEADER.fullmatch("".join(header.raw[:-1]))
+            if m is not None and m["to"] and m["to"] not in NOT_TOOLS:
+                self._raw = header.raw
+                self._state = _TOOL_BODY
+            else:
+                to = m["to"] if m is not None else None
+                self._answer, self._reasoning = to == "user", to == "self"
+                if not self._answer:
+                    self._text("".join(header.raw))
+                self._state = _TEXT_BODY
+            header.raw = []
+        return at
+
+    def _scan_text_body(self, text: str, pos: int) -> int | None:
+        """A message that is not a call: text, up to and with its closer (the answer's closer is
+        dropped with its header). In reasoning, a
+        `to=TOOL<|message|>` (Muse ends its reasoning so at times, without `<|eom|>`, as vLLM's
+        tests record; `<|message|>` is never a body's) ends it and opens that tool's message: the
+        ` to=..` run at the reasoning's end is held back until what follows it is known. Other
+        bodies (an answer quoting a call's header) end only at their closer."""
+        m = self._body_marks.search(text, pos)
+        end = self._body_marks.releasable(text, pos) if m is None else m.start()
+        window = max(pos, end - self.limits.max_name - 8)
+        held = _TRAILING_TO if m is not None else _MAY_BECOME_TO
+        tail = held.search(text, window, end) if self._reasoning else None
+        if m is not None and m.group() == MESSAGE:
+            if tail is None:
+                self._text(text[pos : m.end()])  # a `<|message|>` with no header before it: text
+                return m.end()
+            self._text(text[pos : tail.start()])
+            self._header.open("")
+            self._header.raw.append(tail.group())
+            self._state = _HEADER_STATE
+            return tail.end()
+        if m is None:
+            cut = end if tail is None else tail.start()
+            self._text(text[pos:cut])
+            return cut if cut > pos else None
+        self._text(text[pos : m.start() if self._answer else m.end()])
+        self._state = TEXT
+        return m.end()
+
+    def _scan_tool_body(self, text: str, pos: int) -> int | None:
+        """A message to a tool: whitespace, then its block; anything else makes the message text."""
+        if (at := self._markup_ws(text, pos, self._raw)) > pos:
+            return at
+        found = self._literal_at(text, pos, (BLOCK_OPEN,))
+        if found is None:
+            return None
+        if not found:
+            self._text("".join(self._raw))
+            self._raw = []
+            self._answer = self._reasoning = False
+            self._state = _TEXT_BODY
+            return pos
+        header = self._raw
+        self._open_block(found)
+        self._raw = [*header, found]
+        self._in_tool = True
+        return pos + len(found)
+
+    def _end_block(self) -> None:
+        held_calls = self._block_calls > 0
+        super()._end_block()
+        if self._in_tool and held_calls:
+            self._state = _AFTER_BLOCK  # the message's closer is markup; after a block that was text, text
+        self._in_tool = False
+
+    def _scan_after_block(self, text: str, pos: int) -> int | None:
+        """After a tool message's block: whitespace, then its closer (markup), or text."""
+        at = self._markup_ws(text, pos, [])
+        if at > pos:
+            return at
+        closer = self._literal_at(text, pos, CLOSERS)
+        if closer is None:
+            return None
+        self._state = TEXT
+        return pos + len(closer)
+
+    def _open_call(self, name: str) -> None:
+        head, dot, tail = name.partition(".")
+        declared = self.tools.schemas
+        if dot and head == tail and head in declared and name not in declared:
+            name = head  # the template's doubled address, `NAME.NAME`
+        super()._open_call(name)
+
+    def _close(self) -> None:
+        if self._state == _HEADER_STATE:
+            self._text("".join(self._header.raw) + self._buf)
+        elif self._state == _TOOL_BODY:
+            self._text("".join(self._raw) + self._buf)
+        elif self._state in (_TEXT_BODY, _AFTER_BLOCK):
+            self._text(self._buf)
+        else:
+            super()._close()
+            return
+        self._raw, self._header.raw, self._buf = [], [], ""
+
+    def _pending_text(self) -> str:
+        return "".join(self._header.raw) if self._state == _HEADER_STATE else super()._pending_text()
+
+
+# -- the spec --------------------------------------------------------------------------------------
+
+
+def _invoke(name: str, arguments: dict[str, Any]) -> str:
+    params = "".join(f'{PARAM_OPEN}"{k}">{raw_value(v)}{PARAM_CLOSE}\n' for k, v in arguments.items())
+    return f'{BLOCK_OPEN}\n{INVOKE_OPEN}"{name}">\n{params}{INVOKE_CLOSE}\n{BLOCK_CLOSE}'
+
+
+def write(calls: Sequence[Call]) -> str:
+    """One message per call, addressed to the tool, as Muse Glimmer's template writes a call."""
+    return "".join(f"{START}assistant to={name}{MESSAGE}{_invoke(name, arguments)}{EOM}" for name, arguments in calls)
+
+
+def _message(request: ConstraintRequest, name: str, head: str) -> Element:
+    parameters = named_parameters(request.parameters(name), request.pins(name), PARAM_OPEN, PARAM_CLOSE + "\n")
+    body = sequence(parameters, const(f"{INVOKE_CLOSE}\n{BLOCK_CLOSE}"))
+    return tag(f'{head}to={name}{MESSAGE}{BLOCK_OPEN}\n{INVOKE_OPEN}"{name}">\n', body, [EOM, EOT, ""])
+
+
+def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """One or more messages to tools (at most one if `single`), the first continuing the message
+    the generation prompt `<|start|>assistant` opened, or a message of its own."""
+    own = [_message(request, name, f"{START}assistant ") for name in request.names]
+    first = [*(_message(request, name, " ") for name in request.names), *own]
+    return structural(calls_after_prompt(request, first, own))
+
+
+def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+    """Strict `auto`: text, where a message to a declared tool holds its call (the other messages,
+    `<|start|>assistant` without a tool's address, stay free)."""
+    names = list(request.schemas)
+    messages = [_message(request, name, f"{START}assistant ") for name in names]
+    others = [
+        tag(f"{START}assistant{head}{MESSAGE}", {"type": "any_text"}, [EOM, EOT, ""])
+        for head in ("", " to=self", " to=user")
+    ]
+    return triggered(request, [START], [*messages, *others])
+
+
+def _writes_name(name: str) -> bool:
+    # the invoke's NAME as `minimax_xml` writes it, and the message's address (up to whitespace or
+    # `<`, and not one of the channels that are no tool's)
+    return writes_name(name) and re.fullmatch(r"[^\s<]+", name) is not None and name not in NOT_TOOLS
+
+
+FORMAT = Format(
+    "muse_atem",
+    '<|start|>assistant to=f<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter name="p">v'
+    "</atem:parameter></atem:invoke></atem:function_calls><|eom|> (Muse Glimmer)",
+    MuseAtemStream,
+    write,
+    markers=(START, MESSAGE, EOM, EOT, BLOCK_OPEN, BLOCK_CLOSE, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE),
+    special_tokens=(START, MESSAGE, EOM, EOT),
+    required=required_constraint,
+    auto=auto_constraint,
+    writes_name=_writes_name,
+    typed_values=True,
+    vllm_names=("muse_glimmer",),
+    sglang_names=("muse",),
+    models="Muse Glimmer",
+)
