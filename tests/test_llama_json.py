@@ -74,8 +74,41 @@ def test_a_call_starts_the_output_a_line_or_follows_the_tag(text, content):
     ],
 )
 def test_a_call_object_mid_line_or_in_reasoning_is_content(text):
-    result = parsed(text)
+    result = parsed(text)  # no tools declared: mid-line, no name is a declared tool's
     assert result.calls == [] and result.content == text.strip()
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("Here you go: " + call(a=1), "Here you go:"),
+        ("Sure " + call(a=1) + "; " + call("g") + " done.", "Sure  done."),
+        ('{"x": 1}; ' + call(a=1), '{"x": 1};'),
+        ('{"name": "f", "parameters": {' + call(a=1), '{"name": "f", "parameters": {'),  # where a call broke
+    ],
+)
+def test_a_declared_tools_call_mid_line_after_prose_is_a_call(text, content):
+    result = parsed(text, tools("f", "g"))
+    assert calls(result)[-1][0] in ("f", "g") and result.content == content
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Quote: " + call("other", a=1),  # not declared
+        '[TOOL_CALLS][{"name": "f", "arguments": {"a": 1}}]',  # another format's markup, glued
+        '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
+        'functools[{"name": "f", "arguments": {"a": 1}}]',
+        "calls: [ " + call(a=1) + "]",  # an array item
+        '{"example": ' + call(a=1) + "}",  # a value inside JSON
+        'x = {"a": 1, "b": ' + call(a=1) + "}",
+        "f( " + call(a=1) + ")",
+        "Try" + call(a=1),  # no space before it
+    ],
+)
+def test_a_call_shape_mid_line_with_another_reading_is_content(text):
+    result = parsed(text, tools("f"))
+    assert result.calls == [] and result.content == text
 
 
 def test_the_line_break_before_a_line_start_call_belongs_to_it():

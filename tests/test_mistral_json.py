@@ -47,6 +47,35 @@ def test_marker_token_gating():
     assert [e for e in real if isinstance(e, CallEnd)] == [CallEnd(0, {"a": 2})]
 
 
+def _declared(*names: str) -> list[dict]:
+    return [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in names]
+
+
+_ADD = '{"name": "add", "arguments": {}}'
+_RM = '{"name": "rm", "arguments": {}}'
+
+
+@pytest.mark.parametrize(
+    ("text", "names", "content"),
+    [
+        ('[TOOL_CALLS]  junk [{"name": "add", "arguments": {"a": 1}}] trail', ["add"], "trail"),
+        (f"[TOOL_CALLS]junk[{_ADD}, {_ADD}]", ["add", "add"], None),
+        (f"[TOOL_CALLS] junk [{_ADD}, {_RM}]", ["add"], f", {_RM}]"),  # broken at the undeclared name
+        (f"[TOOL_CALLS] junk [{_RM}]", [], f"[TOOL_CALLS] junk [{_RM}]"),
+        (f"[TOOL_CALLS] two words [{_ADD}]", [], f"[TOOL_CALLS] two words [{_ADD}]"),
+        (f"[TOOL_CALLS] junk {_ADD}", [], f"[TOOL_CALLS] junk {_ADD}"),  # an object after a word: text
+    ],
+)
+def test_a_word_before_a_json_array_is_markup_when_the_calls_are_declared(text, names, content):
+    """The word has no v11 reading; the array's calls must name declared tools (a call to another
+    name breaks the array there: the calls before it stand). In every chunking."""
+    whole = run_chunks("mistral_json", [text], _declared("add"))
+    for seed in (1, 2, 3):
+        assert run_chunks("mistral_json", random_chunks(text, seed), _declared("add")) == whole
+    result = result_of(whole)
+    assert [c.name for c in result.calls] == names and result.content == content
+
+
 TOOLS = {
     "add": {"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]},
     "now": {},

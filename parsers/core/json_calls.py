@@ -186,7 +186,8 @@ class JsonCallReader(_TokenReader):
     """Reads one JSON value that is a call object or an array of call objects, in `shape`.
 
     The owner supplies `on_start(name) -> index` (raising NotACall to refuse the call),
-    `on_args(index, fragment)` and `on_end(index, arguments)`.
+    `on_args(index, fragment)` and `on_end(index, arguments)`; `accepts`, when given, the names a
+    call may have here (another name breaks the value where that name's string ends).
     """
 
     def __init__(
@@ -197,9 +198,12 @@ class JsonCallReader(_TokenReader):
         limits: Limits,
         prefix: str = "",
         shape: CallShape = DEFAULT_SHAPE,
+        *,
+        accepts: Callable[[str], bool] | None = None,
     ) -> None:
         super().__init__(limits)
         self._shape = shape
+        self._accepts = accepts  # when given: the names a call may have (another name breaks the value)
         self.unfinished: list[str] = [prefix] if prefix else []
         """The text since the last finished call (from `prefix`, the markup before the value): what
         goes back as text when the value breaks."""
@@ -368,6 +372,8 @@ class JsonCallReader(_TokenReader):
             return
         if not name:
             raise CallShapeError("the name is empty", end)
+        if self._accepts is not None and not self._accepts(name):
+            raise CallShapeError(f"a call to {name!r} is not read here", end)
         self._named(name)
 
     def _named(self, name: str) -> None:
@@ -455,11 +461,16 @@ class HeadedCallReader:
     `JsonCallReader` reads the rest from there; a call that breaks is text up to the break. Cut off
     once its name began, the object is a broken call; before, content. Events go to the owner
     (`_start_call`, `_call_args`, `_end_call`; `_text` and `_reject` for what is text); `done` tells
-    it the object is read, `broken` that it was not a call after all."""
+    it the object is read, `broken` that it was not a call after all. `accepts`, when given, decides
+    by the name (once its string closes) whether the object may be a call at all (a format that
+    reads calls of declared tools only in some places)."""
 
-    def __init__(self, owner: FormatStream, head: CallHead, prefix: str) -> None:
+    def __init__(
+        self, owner: FormatStream, head: CallHead, prefix: str, accepts: Callable[[str], bool] | None = None
+    ) -> None:
         self._owner = owner
         self._shape = head
+        self._accepts = accepts
         self._head = [prefix]  # the markup before the object, then the head as read
         self._todo = head.before_name  # what the head expects next (the name once this is empty)
         self._name_at = -1  # in `_head`: where the name's string starts, once its quote came
@@ -528,7 +539,7 @@ class HeadedCallReader:
             name = json.loads("".join(self._head[self._name_at :]))
         except ValueError:
             return self._not_a_call(end + 1)
-        if not name:
+        if not name or (self._accepts is not None and not self._accepts(name)):
             return self._not_a_call(end + 1)
         self._name, self._todo = name, self._shape.after_name
         return end + 1

@@ -3,9 +3,10 @@
 Grammar, as this machine reads it::
 
     output   := (text | think | calls)*
-    calls    := start call (ws [";"] ws call)*            # text after the last call is content; without
-                                                          # ";", only a line break before a call is its own
+    calls    := start call (ws [";" | ","] ws call)*      # text after the last call is content; without
+                                                          # a separator, only a line break before a call is its own
     start    := output-start | line-start [ \\t]* | "<|python_tag|>" ws   # line breaks: core/lines.py
+              | mid-line                                  # a declared tool's call only, see below
     call     := head args-value rest-of-object            # read by core/json_calls.py after the head
     head     := "{" ws ['"type"' ws ":" ws '"function"' ws "," ws] '"name"' ws ":" ws NAME ws "," ws KEY
     KEY      := '"parameters"' | '"arguments"'
@@ -19,9 +20,17 @@ the object's first key is `name` (or `"type": "function"` then `name`, as Llama 
 and llama.cpp accepts), its value a JSON string, and the next key `parameters` or `arguments`. Any
 other object (`{"name": "John", "age": 3}`, `{"name": "f"}`, a config, keys in another order,
 `{'name': ..}`) is content, not logged, released as soon as it is known not to be a call; scanning
-goes on right after the point where that became known. A `{` mid-line (after prose on the same line)
-is content, as in vLLM's streaming reader. The line break a call object takes (the one right before
-it) is the whole `\\r\\n`; a lone `\\r` breaks no line.
+goes on right after the point where that became known. The line break a call object takes (the one
+right before it) is the whole `\\r\\n`; a lone `\\r` breaks no line.
+
+Mid-line (after prose on the same line: `Here are the results: {"name": "f", ..}; {..}`, as vLLM's and
+SGLang's tests write it) a `{` opens a call only when its name is a tool the request declared (as
+`llama_pythonic` reads mid-line lists) and the text before it leaves the object no other reading:
+after a space or tab that follows prose, not one that follows `,`, `[`, `{`, `(` or a key's `":`
+(a value inside JSON or code, `{"example": {"name": ..}}`); or right where a call broke (`{"name":
+"f", "parameters": {{"name": "f", ..}}`: the model began again). So these stay content: a quoted
+call of an undeclared name, anything mid-line when no tools are declared, an object glued to the text
+before it (`[{`, `>{`: another format's markup, a JSON array), a call shape nested in JSON.
 
 After the head the object is read by the shared JSON call reader, which starts where the head ended:
 arguments stream as written, an arguments string holding an object is decoded, keys after the
@@ -82,6 +91,8 @@ HEAD = CallHead(
 """`head` in the grammar above (`"type": "function"` first brings the name's key after it)."""
 
 _TEXT, _CALL, _AFTER = range(3)
+_VALUE_BEFORE = ",[{("
+"""After one of these and a space, a `{` is a value inside JSON or code (as after a key's `":`)."""
 
 
 class LlamaJsonStream(LineStartStream[HeadedCallReader | PythonTagReader]):
@@ -100,6 +111,9 @@ class LlamaJsonStream(LineStartStream[HeadedCallReader | PythonTagReader]):
         self._outside = OutsideCalls(self._text, ["{", PYTHON_TAG], think_markers)
         self._state = _TEXT
         self._separated = False  # a `;` was read after the last call
+        self._tail = ""  # the content's last two characters that are not spaces or tabs
+        self._spaced = False  # the content ends in spaces or tabs
+        self._at_break = False  # a call broke right here (no content since)
         self._readers = {_TEXT: self._scan_text, _CALL: self._scan_call, _AFTER: self._scan_after}
 
     def _scan_text(self, text: str, pos: int) -> int | None:
@@ -110,11 +124,30 @@ class LlamaJsonStream(LineStartStream[HeadedCallReader | PythonTagReader]):
             self._lines.release()
             self._read_call(PythonTagReader(self, PYTHON_TAG, HEAD, (END_OF_MESSAGE, END_OF_TURN)))
             return at
-        if not self._lines.at_line_start:  # a `{` mid-line is content
+        if self._lines.at_line_start:
+            self._read_call(HeadedCallReader(self, HEAD, self._lines.take()))
+        elif self._mid_line_call_may_start():
+            self._read_call(HeadedCallReader(self, HEAD, "", self.tools.schemas.__contains__))
+        else:
             self._text("{")
             return at
-        self._read_call(HeadedCallReader(self, HEAD, self._lines.take()))
         return m.start()
+
+    def _mid_line_call_may_start(self) -> bool:
+        """A `{` mid-line may open a declared tool's call right where a call broke, or after prose
+        and a space, unless what precedes the space makes the `{` a JSON (or code) value."""
+        last = self._tail[-1:]
+        value = last in _VALUE_BEFORE or (last == ":" and self._tail[:1] == '"')
+        return self._at_break or (self._spaced and not value)
+
+    def _text(self, text: str) -> None:
+        if text:
+            body = text.rstrip(" \t")
+            self._spaced = len(body) < len(text)
+            if body:
+                self._tail = (self._tail + body)[-2:]
+            self._at_break = False
+        super()._text(text)
 
     def _read_call(self, call: HeadedCallReader | PythonTagReader) -> None:
         self._call_reader = call
@@ -129,14 +162,15 @@ class LlamaJsonStream(LineStartStream[HeadedCallReader | PythonTagReader]):
         if call.done:
             self._call_reader = None
             if call.broken:
-                self._state = _TEXT
+                self._state, self._at_break = _TEXT, True
             else:
                 self._raw, self._separated = [], False
                 self._state = _AFTER
         return at
 
     def _scan_after(self, text: str, pos: int) -> int | None:
-        """After a call: whitespace, an optional `;`, then another call object; anything else is content."""
+        """After a call: whitespace, an optional `;` (or `,`), then another call object; anything else
+        is content."""
         if (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at
         c = text[pos]
@@ -146,7 +180,7 @@ class LlamaJsonStream(LineStartStream[HeadedCallReader | PythonTagReader]):
                 self._raw = [self._lines.take()]
             self._read_call(HeadedCallReader(self, HEAD, "".join(self._raw)))
             return pos
-        if c == ";" and not self._separated:
+        if c in ";," and not self._separated:
             self._separated = True
             self._raw.append(c)
             return pos + 1
@@ -228,7 +262,8 @@ def _call_after_brace(request: ConstraintRequest, name: str) -> Element:
 
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
     """Strict `auto`. The parser reads a call at any `{` that starts a line (or the output), after
-    `<|python_tag|>` and after a call, in any JSON spacing: so every `{` is held here, to a call of
+    `<|python_tag|>` and after a call, a declared tool's after prose, in any JSON spacing: so every
+    `{` is held here, to a call of
     a declared tool or to text the parser keeps as text (a first key other than `name`); after the
     tag only a JSON call. With `single`, the one call may come anywhere among such text."""
     calls = [_call_after_brace(request, name) for name in request.schemas]
@@ -243,8 +278,9 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
 
 
 def _may_call(text: str) -> bool:
-    # Code after the tag is a call only when `code_interpreter` is declared (see above).
-    return PYTHON_TAG in text
+    # Code after the tag is a call only when `code_interpreter` is declared, and a call mid-line only
+    # when its tool is (see above): both need the tag, or the name key.
+    return PYTHON_TAG in text or '"name"' in text
 
 
 FORMAT = Format(

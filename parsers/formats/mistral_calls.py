@@ -3,13 +3,17 @@
 Grammar, from the marker's end on::
 
     calls := ws json-value                              # v2-v7: an array of call objects, or one object
+           | ws NAME ws &"[" json-array                 # v2-v7 after a stray word: declared tools' calls only
            | ws head ws args                            # v11+: one call
     head  := NAME [ws "[CALL_ID]" ID] ws "[ARGS]"
            | NAME ["[CALL_ID]" ID] &"{"                 # [ARGS] dropped: the object must follow at once
     NAME  := [A-Za-z0-9_.-]{1,max_name}
     ID    := (any character but "[" and "{"){0,max_name}
 
-`[` or `{` after the marker is v2-v7, read by `JsonCallReader`; a name character is v11+. A head's
+`[` or `{` after the marker is v2-v7, read by `JsonCallReader`; a name character is v11+. A word
+followed by a `[` that is no tag (`[TOOL_CALLS] junk [{"name": ..}]`, in vLLM's tests) has no v11+
+reading; it is markup before a v2-v7 array whose calls must name declared tools (a call to another
+name breaks it there, and the whole is text: with no tools declared, always). A head's
 name and id are consumed as they arrive, never held back (only a partial tag is); past max_name
 characters the head breaks at the first one too many, a position the text fixes, so every chunking
 breaks it at the same place; a second `[CALL_ID]` breaks it too. A model-written id is offered to
@@ -20,6 +24,7 @@ chat templates require) and the response has not used it yet.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..core.ids import ResponseIds
@@ -53,6 +58,7 @@ class V11Head:
         self._run_chars = NAME_CHARS
         self._run_len = 0
         self.done = False
+        self.before_array = False  # the name was a word before a v2-v7 array (see MarkerCalls)
 
     @property
     def name(self) -> str:
@@ -85,6 +91,9 @@ class V11Head:
             tag = literal_at(text, pos, (CALL_ID, ARGS))
             if tag is None:
                 break  # a tag still arriving
+            if not tag and text[pos] == "[" and self._id is None:  # a word, then an array
+                self.done = self.before_array = True
+                return pos
             if tag == ARGS:
                 self._raw.append(ARGS)
                 self.done = True
@@ -167,15 +176,22 @@ class MarkerCalls:
         if (at := owner._markup_ws(text, pos, self._raw)) > pos:
             return at
         if text[pos] in "[{":
-            prefix, self._raw = "".join(self._raw), []
-            self._json = JsonCallReader(owner._start_call, owner._call_args, owner._end_call, owner.limits, prefix)
-            self._phase = _JSON
+            self._read_json_value()
         elif NAME_CHARS.match(text, pos, pos + 1).end() == pos:  # type: ignore[union-attr]
             raise NotACall("no tool name or JSON after the marker", pos)
         else:
             self._head = V11Head(self._raw, owner.limits.max_name)
             self._phase = _HEAD
         return pos
+
+    def _read_json_value(self, accepts: Callable[[str], bool] | None = None) -> None:
+        """A v2-v7 value comes next (`accepts`: the names its calls may have, None: any)."""
+        owner = self._owner
+        prefix, self._raw = "".join(self._raw), []
+        self._json = JsonCallReader(
+            owner._start_call, owner._call_args, owner._end_call, owner.limits, prefix, accepts=accepts
+        )
+        self._phase = _JSON
 
     def _read_json(self, text: str, pos: int) -> int | None:
         assert self._json is not None
@@ -190,7 +206,9 @@ class MarkerCalls:
         head = self._head
         assert head is not None
         at = head.read(text, pos)
-        if at is not None and head.done:
+        if at is not None and head.before_array:  # the word is markup; the array's calls: declared tools'
+            self._read_json_value(self._owner.tools.schemas.__contains__)
+        elif at is not None and head.done:
             self._announce(head, at)
         return at
 

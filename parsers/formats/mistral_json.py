@@ -7,6 +7,7 @@ Grammar, as this machine reads it::
              | "<think>" text "</think>"                 # Magistral-Small-2506 writes it as plain text
     calls   := ws json-value                              # tokenizer v2-v7: an array of call objects,
                                                           #   or one object ({"name", "arguments"})
+             | ws NAME ws json-array                      # v2-v7 after a stray word: declared tools only
              | ws NAME [ws "[CALL_ID]" ID] ws "[ARGS]" ws args   # v11+: one call per marker
              | ws NAME ["[CALL_ID]" ID] object            # v11+ as vLLM's Mistral tokenizer mode shows
                                                           #   it: [ARGS] dropped, the object right after
@@ -16,7 +17,11 @@ Grammar, as this machine reads it::
 
 One machine serves every Mistral model: the generation is read from the text after each marker (`[`
 or `{` is v2-v7, a name is v11+), not from the tokenizer. Without `[ARGS]` the object must follow the
-name at once, so prose like `[TOOL_CALLS] then {..}` stays text.
+name at once, so prose like `[TOOL_CALLS] then {..}` stays text. A single word between the marker
+and a v2-v7 array (`[TOOL_CALLS]  junk [{"name": "add", ..}]`, vLLM's tests) is no v11+ head (no
+`[ARGS]`, no object); it is read as markup, dropped with the marker, when the array's calls name
+declared tools, and otherwise the whole is text (no tools declared: always). More than one word, or a
+word before an object, stays text: the reading would no longer be unambiguous.
 
 There is no closing token: a call ends where its JSON value ends (string-aware, so `[TOOL_CALLS]` or
 `]` inside an argument changes nothing), and what follows is content, as is text before the first
@@ -225,6 +230,11 @@ def call_tag(vocabulary: Vocabulary | None) -> CallTag:
     return CallTag(MARKER + '[{{"name": "{name}", "arguments": ', "}]", MARKER)
 
 
+def _may_call(text: str) -> bool:
+    # A word between the marker and a v2-v7 array is read only before calls of declared tools.
+    return MARKER in text
+
+
 def _writes_name(name: str) -> bool:
     # v11's `[TOOL_CALLS]name[ARGS]`: the name's own characters (the older JSON list could hold any)
     return NAME_CHARS.fullmatch(name) is not None
@@ -241,6 +251,7 @@ FORMAT = Format(
     call_tag=call_tag,
     own_ids=True,
     writes_name=_writes_name,
+    needs_declared_tools=_may_call,
     auto=auto_constraint,
     vllm_names=("mistral",),
     sglang_names=("mistral",),
