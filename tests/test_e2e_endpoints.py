@@ -76,6 +76,9 @@ def strict_tools(fmt: str) -> list[dict[str, Any]]:
 
 
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
+REASONING_FIRST = {fmt: "<|channel|>analysis<|message|>" for fmt in ("harmony_json", "beam_xml")}
+"""Formats whose `required` constraint lets the model reason first, in free text (Harmony's analysis
+channel): the weak model may reason until `max_tokens`."""
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
@@ -84,8 +87,9 @@ def test_tool_choice_and_strict_tools_on_every_endpoint(any_format_server, fmt):
     and `tool`) give calls of the declared tool, the strict tool's enum kept where the format pins
     arguments; `none` gives text only; strict `auto` lets the model answer in text, and any call it
     makes keeps the schema. Streamed, and `required` also finished. Where the format pins only the
-    envelope (`xml_tools`), the weak model may fill the free body until `max_tokens`: then the text
-    must be the envelope the constraint opened."""
+    envelope (`xml_tools`), the weak model may fill the free body until `max_tokens`, and where it
+    may reason first (`REASONING_FIRST`), the reasoning: then the text must be what the constraint
+    opened."""
     pins = FORMATS[fmt].pins_arguments
     # a constrained call may take a token per character (the grammar masks the merges): room for two
     budget = 2 * len(FORMATS[fmt].write([("get_weather", {"city": "Tokyo"})])) + 60
@@ -111,8 +115,11 @@ def test_tool_choice_and_strict_tools_on_every_endpoint(any_format_server, fmt):
         if choice == "none" and reply.calls:
             problems.append(f"calls under tool_choice none: {reply.pairs()}")
         if choice in ("required", NAMED) and not reply.calls:
-            opened = (reply.content or "").startswith(FORMATS[fmt].markers[0])
-            if pins or reply.stop != "length" or not opened:  # an envelope's free body may run to the end
+            content = reply.content or ""
+            opened = content.startswith(FORMATS[fmt].markers[0])
+            reasoning = fmt in REASONING_FIRST and content.startswith(REASONING_FIRST[fmt])
+            # an envelope's free body, or the free reasoning before the call, may run to the end
+            if (pins and not reasoning) or reply.stop != "length" or not (opened or reasoning):
                 problems.append(f"no call (stop {reply.stop}, content {reply.content!r})")
         for name, arguments in reply.pairs():
             if name != "get_weather" or (pins and arguments not in ({"city": "Paris"}, {"city": "Tokyo"})):

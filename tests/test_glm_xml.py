@@ -390,19 +390,6 @@ CALLS = st.lists(st.tuples(NAMES, st.dictionaries(KEYS, STRINGS, max_size=4)), m
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _readable(value: str) -> bool:
-    """What the writer cannot write so that it reads back: `</arg_value>` then (after whitespace)
-    the next key or the call's close, which ends the value there."""
-    for follower in ("<arg_key>", "</tool_call>"):
-        at = value.find("</arg_value>")
-        while at >= 0:
-            rest = (value[at + len("</arg_value>") :] + "</tool_call>").lstrip()
-            if rest.startswith(follower):
-                return False
-            at = value.find("</arg_value>", at + 1)
-    return True
-
-
 @PROPERTY
 @given(CALLS, st.integers(0, 3))
 @example([("A", {"A": "0"}), ("A", {})], 0)  # the same tool called twice (found in CI): its keys stay strings
@@ -414,7 +401,7 @@ def test_written_calls_read_back_in_every_chunking(calls, seed):
     tools = [fn(name, props) for name, props in properties.items()]
     reference = run_chunks("glm_xml", [text], tools)
     result = build_result(reference)
-    if all(_readable(v) for _, a in calls for v in a.values()):
+    if all(glm.FORMAT.writes_value(v) for _, a in calls for v in a.values()):
         assert calls_of(result) == calls and result.content == "Prose."
     assert run_chunks("glm_xml", random_chunks(text, seed), tools) == reference
 
@@ -464,3 +451,29 @@ def test_a_call_refused_at_its_key_comes_back_once(bad, monkeypatch):
     monkeypatch.setenv("TOOLCALL_PARSERS_UNDECLARED_TOOLS", "text")
     result = both(bad + call("get_weather", arg("city", "Oslo")))
     assert (result.content, calls_of(result)) == (bad, [("get_weather", {"city": "Oslo"})])
+
+
+# -- the other models that write GLM's format: Poolside Laguna, Spark 2.5 -----------------------------
+
+OTHER_MODELS = {  # model template -> (the assistant turn's opener, its end)
+    "poolside-Laguna-XS.2": ("<assistant>\n", "</assistant>"),
+    "poolside-Laguna-XS-2.1": ("<assistant>\n", "</assistant>"),
+    "poolside-Laguna-S-2.1": ("<assistant>\n", "</assistant>"),
+    "Spark2.5": ("<|Bot|>", "<\uff5cend\u2581of\u2581sentence\uff5c>"),  # DeepSeek's fullwidth bars
+}
+
+
+@pytest.mark.parametrize("model", sorted(OTHER_MODELS))
+def test_laguna_and_spark_templates_write_what_this_parser_reads(glm_tokens, model_template, model):
+    """vLLM's and SGLang's `poolside_v1` and SGLang's `spark25` read GLM's format: the models' own
+    templates render history calls (line-broken or compact) that this parser reads back, and detect
+    names this format for them."""
+    from toolcall_parsers.detect import detect_template
+
+    opener, end = OTHER_MODELS[model]
+    out = glm_tokens.apply_chat_template(HISTORY[1:4], chat_template=model_template(model), tools=TOOLS, tokenize=False)
+    turn = out.split(opener)[-1].split(end)[0]
+    result = both(turn, TOOLS, glm_tokens)
+    assert calls_of(result) == [("get_weather", {"city": "Paris"}), ("profile", {"tags": ["a"], "age": 3})]
+    assert "Checking." in result.content
+    assert detect_template(glm_tokens, model_template(model), model).parser == "glm_xml"

@@ -146,6 +146,10 @@ def test_schema_types(schema, types):
         ("x", {"type": ["integer", "string"]}, "x"),
         ("7", {"type": ["integer", "string"]}, "7"),  # a string is admitted: the text stays verbatim
         ("3", {"type": "integer", "enum": [1, 2, 3]}, 3),
+        ("\nParis\n", {"type": "string", "enum": ["Paris", "Tokyo"]}, "Paris"),  # xgrammar's style allows it
+        (" Paris", {"const": "Paris"}, "Paris"),
+        (" Lyon ", {"type": "string", "enum": ["Paris"]}, " Lyon "),  # no member: verbatim
+        (" Paris ", {"type": "string", "enum": ["Paris", " Paris "]}, " Paris "),  # a member as written
         ("+5", None, "+5"),
         ("-0.5", None, -0.5),
         ("[1, 2]", None, [1, 2]),
@@ -155,6 +159,21 @@ def test_schema_types(schema, types):
 def test_type_value(text, schema, value):
     result = type_value(text, schema)
     assert result == value and type(result) is type(value)
+
+
+@pytest.mark.parametrize("fmt", ["minimax_xml", "dots_xml", "glm_xml", "qwen_xml"])
+def test_a_strict_enum_written_with_whitespace_reads_as_its_member_in_both_paths(fmt):
+    """xgrammar's XML styles (vLLM's and SGLang's strict MiniMax and Qwen constraints) admit
+    whitespace around an enum's string: the value is the member, streamed or not."""
+    city = {"type": "string", "enum": ["Paris", "Tokyo"]}
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": city}, "required": ["city"]}}}]  # fmt: skip
+    text = get_format(fmt).write([("get_weather", {"city": "Paris"})]).replace("Paris", "\n Paris\t\n")
+    assert parse(fmt, text, tools).calls[0].arguments == {"city": "Paris"}
+    stream = get_format(fmt).stream(tools, lambda name, index: f"id{index}")
+    events = [event for char in text for event in stream.feed(char)] + stream.close()
+    fragments = "".join(event.fragment for event in events if isinstance(event, CallArgs))
+    assert json.loads(fragments) == {"city": "Paris"}
 
 
 # -- issue 9 / issue 10 ---------------------------------------------------------------------------

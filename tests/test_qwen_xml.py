@@ -271,3 +271,161 @@ def test_several_calls_stream_with_their_indexes():
     starts = [e for e in events if isinstance(e, CallStart)]
     assert [(e.index, e.name) for e in starts] == [(0, "write_file"), (1, "write_file")]
     assert [e.arguments for e in events if isinstance(e, CallEnd)] == [{"path": "a"}, {"path": "b"}]
+
+
+# -- a function written without its block -------------------------------------------------------
+
+
+def both(text: str, tools=TOOLS):
+    """The result of `parse()`, checked against every chunking."""
+    reference = run_chunks("qwen_xml", [text], tools)
+    for chunks in all_chunkings(text)[1:]:
+        assert run_chunks("qwen_xml", chunks, tools) == reference, chunks
+    return result_of(reference)
+
+
+BARE = "<function=write_file>\n<parameter=path>\na.py\n</parameter>\n</function>"
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "paths"),
+    [
+        (BARE, None, ["a.py"]),
+        ("Writing it.\n\n" + BARE, "Writing it.", ["a.py"]),
+        ("Writing it." + BARE + "\n</tool_call>\nDone.", "Writing it.\nDone.", ["a.py"]),  # the stray END is markup
+        (BARE + "\nthen\n" + BARE.replace("a.py", "b.py"), "then", ["a.py", "b.py"]),
+        (BARE + "\n" + BARE.replace("a.py", "b.py"), None, ["a.py", "b.py"]),  # one block without START
+    ],
+)
+def test_a_declared_function_without_its_block_is_a_call(text, content, paths):
+    result = both(text)
+    assert result.content == content
+    assert [(c.name, c.arguments) for c in result.calls] == [("write_file", {"path": p}) for p in paths]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<function=other>\n<parameter=path>\na.py\n</parameter>\n</function>",  # not declared
+        "Use <function=write_file> to write, and </function> ends it.",  # prose: breaks at once
+        "<think>" + BARE + "</think>",  # reasoning
+        "<function=write_file>\n<parameter=path>\na.py",  # cut off
+    ],
+)
+def test_a_bare_function_that_is_not_a_declared_complete_call_is_text(text):
+    result = both(text)
+    assert result.calls == [] and result.content == text
+
+
+def test_without_tools_a_bare_function_is_text():
+    assert both(BARE, None).calls == []
+
+
+def test_a_broken_bare_function_is_text_only_up_to_where_it_broke():
+    """Reading goes on from the break as text: a real block after it still counts (no skipping to a
+    `</function>` that belongs to it)."""
+    text = "See <function=write_file> here.\n" + call_text(("path", "a.py"))
+    result = both(text)
+    assert result.content == "See <function=write_file> here."
+    assert [c.arguments for c in result.calls] == [{"path": "a.py"}]
+
+
+def test_bare_functions_in_prose_are_read_once():
+    """Each broken bare function is text from where it broke on: nothing is read twice."""
+    s = get_format("qwen_xml").stream(TOOLS, counter_ids)
+    seen = spy_on_readers(s)
+    text = "<function=write_file>\n<parameter=path>\nx <function=write_file> y\n</parameter>\nz " * 2000
+    result = result_of(s.feed(text) + s.close())
+    assert result.calls == [] and result.content == text.strip() and len(seen) == 1
+
+
+# -- drifted close markers -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("marker", ["</parameter1>", "</parameter_function>", "</parameter", "</parameter >"])
+@pytest.mark.parametrize("follower", ["<parameter=mode>\n6\n</parameter>\n</function>", "</function>"])
+def test_a_drifted_parameter_close_ends_the_value_where_a_tag_follows(marker, follower):
+    text = f"<tool_call>\n<function=write_file>\n<parameter=path>\na.py\n{marker}\n{follower}\n</tool_call>"
+    # a space is not drift: that tag is data, and the dropped-close rules end the value
+    expected = {"path": "a.py\n</parameter >"} if marker == "</parameter >" else {"path": "a.py"}
+    if "mode" in follower:
+        expected["mode"] = 6
+    assert [c.arguments for c in both(text).calls] == [expected]
+
+
+@pytest.mark.parametrize("value", ["x</parameters> y", "<a>\n</parameterList>", "a </parameter_x>"])
+def test_a_drifted_close_that_no_tag_follows_is_data(value):
+    text = call_text(("path", value))
+    assert [c.arguments for c in both(text).calls] == [{"path": value}]
+
+
+def test_a_drifted_close_holds_back_little():
+    s = stream()
+    s.feed("<tool_call>\n<function=write_file>\n<parameter=content>\n")
+    for _ in range(500):
+        s.feed("</parameter" + "x" * 40)
+        assert len(s._buf) <= 40
+    s.close()
+
+
+# -- Python's spelling of values -----------------------------------------------------------------
+
+PY_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "n": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                    "u": {"type": ["string", "null"]},
+                    "s": {"type": "string"},
+                    "o": {"type": "object", "properties": {"k": {"type": "integer"}}},
+                    "a": {"type": "array", "items": {"type": "string"}},
+                    "b": {"type": "boolean"},
+                },
+            },
+        },
+    }
+]
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "value"),
+    [
+        ("n", "None", None),
+        ("n", "none", "none"),  # only Python's exact spelling
+        ("u", "None", None),
+        ("u", "Nonesuch", "Nonesuch"),
+        ("s", "None", "None"),
+        ("s", "{'k': 1}", "{'k': 1}"),
+        ("o", "{'k': 1, 'x': None, 'y': True}", {"k": 1, "x": None, "y": True}),
+        ("o", "{'k': '2'}", {"k": 2}),  # nested values typed as JSON's are
+        ("o", "\"{'k': 1}\"", {"k": 1}),  # a JSON string holding it: unwrapped once
+        ("o", '"{\\"k\\": 1}"', {"k": 1}),
+        ("o", "{'k': float('nan')}", "{'k': float('nan')}"),  # not a literal
+        ("o", "{'k': 1e400}", "{'k': 1e400}"),  # not finite
+        ("o", "{1, 2}", "{1, 2}"),  # a set is no JSON kind
+        ("o", "[" * 300 + "]" * 300, "[" * 300 + "]" * 300),
+        ("a", "['x', \"it's\"]", ["x", "it's"]),
+        ("a", "('x',)", "('x',)"),
+        ("b", "True", True),
+    ],
+)
+def test_values_in_pythons_spelling(key, raw, value):
+    text = f"<tool_call>\n<function=f>\n<parameter={key}>\n{raw}\n</parameter>\n</function>\n</tool_call>"
+    assert [c.arguments for c in both(text, PY_TOOLS).calls] == [{key: value}]
+
+
+def test_pythons_spelling_is_not_guessed_without_a_schema():
+    body = "<parameter=x>\n{'k': 1}\n</parameter>\n<parameter=y>\nNone\n</parameter>\n"
+    text = f"<tool_call>\n<function=g>\n{body}</function>\n</tool_call>"
+    assert [c.arguments for c in both(text, None).calls] == [{"x": "{'k': 1}", "y": "None"}]
+
+
+def test_a_nullable_string_waits_while_it_may_be_none():
+    s = get_format("qwen_xml").stream(PY_TOOLS, counter_ids, streaming="eager")
+    s.feed("<tool_call>\n<function=f>\n<parameter=u>\nNon")
+    assert s.feed("e") == []
+    assert s.feed("s") == [CallArgs(0, '"Nones')]

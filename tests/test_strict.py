@@ -83,6 +83,31 @@ def test_strict_auto_refuses_arguments_that_break_the_schema(fmt, arguments):
     assert _accepts(_grammar(fmt, strict=frozenset()), text), text  # not strict: only the envelope
 
 
+PINNED = [name for name, fmt in FORMATS.items() if fmt.pins_arguments]
+ENUMS = {
+    "enum": {"type": "string", "enum": ["Paris", "Tokyo"]},
+    "const": {"type": "string", "const": "Paris"},
+    "untyped enum with the empty string": {"enum": ["Paris", ""]},
+}
+
+
+@pytest.mark.parametrize("fmt", PINNED)
+@pytest.mark.parametrize("auto", [False, True], ids=["required", "auto"])
+@pytest.mark.parametrize("city", ENUMS.values(), ids=ENUMS.keys())
+def test_a_strict_string_enum_holds_in_every_format_that_pins_arguments(fmt, auto, city):
+    """Raw-text formats (the XML ones) write a string value unquoted: a strict enum is its members
+    there too, not any text (the e2e run saw `\n<steptml:parametr ..` written for an enum)."""
+    schema = {"type": "object", "properties": {"city": city}, "required": ["city"], "additionalProperties": False}
+    request = ConstraintRequest({"get_weather": schema}, single=False, strict=frozenset({"get_weather"}))
+    tag = FORMATS[fmt].constraint(request, auto=auto)
+    if tag is None:
+        pytest.skip(f"{fmt} has no strict auto constraint")
+    grammar = xgr.Grammar.from_structural_tag(json.dumps(tag))
+    spell = (lambda text: text) if auto else (lambda text: text.removeprefix(PROSE + "\n"))
+    assert _accepts(grammar, spell(_written(fmt, ("get_weather", {"city": "Paris"}))))
+    assert not _accepts(grammar, spell(_written(fmt, ("get_weather", {"city": "Lyon"}))))
+
+
 def test_strict_auto_follows_mistrals_generation():
     """A tokenizer without `[ARGS]` writes the older list: the strict constraint follows it."""
     from toolcall_parsers.core.tokens import Vocabulary

@@ -5,7 +5,9 @@ Formats such as MiniMax's XML write parameter values as raw text with no quoting
 
 - `string` keeps the text verbatim (whitespace included; `"02134"` and `"true"` stay strings). When a
   schema admits a string and other types, the string wins, except that the exact text `null` is null
-  when null is admitted too.
+  when null is admitted too. A schema that lists its strings (`enum` / `const`, all strings) reads
+  a value that is a member once its surrounding whitespace is dropped as that member: xgrammar's
+  XML styles let a strict call write whitespace around such a value (and models do).
 - `integer`: `5`, `-5`, `5.0` -> 5. `number`: `3.5`, `1e3`; integral text stays an int. `boolean`:
   `true` / `false` in any case. `null`: `null` in any case. `object` / `array`: JSON text of that
   kind, whose nested strings are typed by the nested `properties` / `items` the same way.
@@ -19,12 +21,21 @@ Formats such as MiniMax's XML write parameter values as raw text with no quoting
   a number longer than `max_scalar` characters (Python cannot even read an integer over 4300
   digits), one that overflows to infinity, an object or array nested deeper than `max_depth` or
   holding such a number, `NaN` or `Infinity`.
+- Python's spelling (`python=True`, for formats whose templates write values with Python's `str()`,
+  as Qwen3-Coder's and Seed-OSS's do): where the schema admits null, `None` is null as `null` is
+  (also when it admits a string: such a template writes a null argument and the string `"None"`
+  alike, and the null is the one a client can tell apart); `True` / `False` are booleans already;
+  an `object` / `array` value that is not JSON may be a Python literal (`{'k': None}`, `['a', 'b']`),
+  read by `ast.literal_eval` within the same bounds and then typed as JSON is; and an object or
+  array written as a JSON string holding either (`"{'k': 1}"`, a template that wrote
+  `json.dumps(str(value))`) is unwrapped once. Nothing else changes: a string keeps Python-looking
+  text verbatim, and with no schema the guess below stays JSON's.
 - No schema (no tools, or a parameter the tool does not declare): a conservative guess. `true`,
   `false`, `null`, a number in strict JSON syntax (so `02134` or `+5` stay strings), or a JSON object
   or array become that (within the same bounds); everything else is a string, verbatim.
 
 Streaming: `ValueWriter` sends a string value as soon as the text can no longer be anything but a
-string (at once when the schema says string), JSON-escaped piece by piece; other values are sent
+string (at once when the schema says string and lists no strings), JSON-escaped piece by piece; other values are sent
 when complete. The decision looks at the value's first characters only, so a piece costs what it
 holds. Lone surrogates are sent escaped, so the JSON always encodes as UTF-8; the value returned is
 what a client decodes from that JSON (a high and a low surrogate written next to each other are then
@@ -34,6 +45,7 @@ the one character they encode). Numbers are read by unambiguous patterns, on tex
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -213,20 +225,39 @@ def _read_number(stripped: str, kind: str, limits: Limits) -> Any:
     return number
 
 
-def _as_type(stripped: str, kind: str, limits: Limits) -> Any:
-    """Text (without surrounding whitespace) read as JSON type `kind`, or _NO_FIT."""
+def _read_python(text: str, limits: Limits) -> Any:
+    """`text` as a Python literal of JSON's kinds (`{'k': None}`, `['a', True]`), or _NO_FIT; the
+    value goes through JSON text, so `_read_json`'s bounds apply to it too. The parser refuses deep
+    nesting itself (a SyntaxError past its own limit), and a literal's size is the value's."""
+    try:
+        value = ast.literal_eval(text)
+        encoded = json.dumps(value, allow_nan=False)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NO_FIT
+    return _read_json(encoded, limits)
+
+
+def _as_type(stripped: str, kind: str, limits: Limits, python: bool = False) -> Any:
+    """Text (without surrounding whitespace) read as JSON type `kind`, or _NO_FIT; `python`: also in
+    Python's spelling (see the module docstring)."""
     if kind == "null":
-        return None if stripped.lower() == "null" else _NO_FIT
+        return None if stripped.lower() == "null" or (python and stripped == "None") else _NO_FIT
     if kind == "boolean":
         lowered = stripped.lower()
         return True if lowered == "true" else False if lowered == "false" else _NO_FIT
     if kind in ("integer", "number"):
         return _read_number(stripped, kind, limits)
+    container = dict if kind == "object" else list
     value = _read_json(stripped, limits)
-    return value if isinstance(value, dict if kind == "object" else list) else _NO_FIT
+    if python and isinstance(value, str):  # a JSON string that holds the value: unwrapped once
+        stripped = value.strip()
+        value = _read_json(stripped, limits)
+    if python and value is _NO_FIT and stripped[:1] in ("{", "["):
+        value = _read_python(stripped, limits)
+    return value if isinstance(value, container) else _NO_FIT
 
 
-def _type_nested(value: Any, schema: Any, limits: Limits, facts: SchemaFacts) -> Any:
+def _type_nested(value: Any, schema: Any, limits: Limits, facts: SchemaFacts, python: bool = False) -> Any:
     """Type the strings inside a freshly decoded object or array by the nested schema, in place,
     where that schema does not admit a string. Iterative: the depth is the value's (<= max_depth)."""
     holder = [value]
@@ -244,7 +275,7 @@ def _type_nested(value: Any, schema: Any, limits: Limits, facts: SchemaFacts) ->
         elif isinstance(item, str):
             types = facts.types(sub)
             if types and "string" not in types:
-                container[key] = type_value(item, sub, limits, facts)
+                container[key] = type_value(item, sub, limits, facts, python=python)
     return holder[0]
 
 
@@ -260,22 +291,49 @@ def _guess(text: str, limits: Limits) -> Any:
     return text
 
 
-def type_value(text: str, schema: Any, limits: Limits = _DEFAULT_LIMITS, facts: SchemaFacts | None = None) -> Any:
+def type_value(
+    text: str, schema: Any, limits: Limits = _DEFAULT_LIMITS, facts: SchemaFacts | None = None, *, python: bool = False
+) -> Any:
     """The value `text` stands for under `schema` (see the module docstring). `facts` carries what
-    the schemas admit from one call to the next (one per value is enough)."""
+    the schemas admit from one call to the next (one per value is enough); `python`: Python's
+    spelling is read too."""
     facts = facts if facts is not None else SchemaFacts()
     types = facts.types(schema)
     if not types:
         return _guess(text, limits)
     if "string" in types:
-        return None if "null" in types and text == "null" else text
+        if "null" in types and text in _null_words(python):
+            return None
+        pinned = pinned_strings(schema)
+        if pinned is not None and text not in pinned and text.strip() in pinned:
+            return text.strip()  # an enum member with the whitespace xgrammar's XML styles allow around it
+        return text
     stripped = text.strip()
     for kind in ("null", "integer", "number", "boolean", "object", "array"):
         if kind in types:
-            value = _as_type(stripped, kind, limits)
+            value = _as_type(stripped, kind, limits, python)
             if value is not _NO_FIT:
-                return _type_nested(value, schema, limits, facts) if kind in ("object", "array") else value
+                nested = kind in ("object", "array")
+                return _type_nested(value, schema, limits, facts, python) if nested else value
     return text
+
+
+def pinned_strings(schema: Any) -> list[str] | None:
+    """The strings `schema` allows where it lists them all (`enum` / `const`, every member a
+    string, 1 to `_MAX_ENUM` of them, not only the empty one), else None."""
+    if not isinstance(schema, dict):
+        return None
+    values = [schema["const"]] if "const" in schema else schema.get("enum")
+    if not isinstance(values, list) or not 0 < len(values) <= _MAX_ENUM:
+        return None
+    if not all(isinstance(value, str) for value in values) or not any(values):
+        return None
+    return list(dict.fromkeys(values))
+
+
+def _null_words(python: bool) -> tuple[str, ...]:
+    """The exact texts that are null where a schema admits a string and null."""
+    return ("null", "None") if python else ("null",)
 
 
 def decoded_string(text: str) -> str:
@@ -287,9 +345,9 @@ def decoded_string(text: str) -> str:
     return json.loads('"' + json_string_body(text) + '"')
 
 
-def _string_from_start(types: frozenset[str]) -> Callable[[str], bool | None]:
+def _string_from_start(types: frozenset[str], python: bool = False) -> Callable[[str], bool | None]:
     """For a value's first characters: True once it can only be a string, False if it will surely
-    not be streamed as one, None while undecided."""
+    not be streamed as one, None while undecided (`python`: `None` may still be null)."""
     if not types:
 
         def guess_decision(head: str) -> bool | None:
@@ -308,18 +366,21 @@ def _string_from_start(types: frozenset[str]) -> Callable[[str], bool | None]:
     if "string" not in types:
         return lambda head: False
     if "null" in types:
-        return lambda head: None if "null".startswith(head) else True
+        words = _null_words(python)
+        return lambda head: None if any(word.startswith(head) for word in words) else True
     return lambda head: True
 
 
 class ValueWriter:
     """Streams one raw-text value as JSON. `feed` and `finish` return the JSON text to send."""
 
-    def __init__(self, schema: Any, limits: Limits = _DEFAULT_LIMITS) -> None:
+    def __init__(self, schema: Any, limits: Limits = _DEFAULT_LIMITS, *, python: bool = False) -> None:
         self._schema = schema
         self._limits = limits
+        self._python = python
         self._facts = SchemaFacts()
-        self._decide = _string_from_start(self._facts.types(schema))
+        pinned = pinned_strings(schema) is not None  # held whole: read as a member once complete
+        self._decide = (lambda head: None) if pinned else _string_from_start(self._facts.types(schema), python)
         self._streaming = False
         self._decided = False
         self._head = ""  # the value's first characters, one past the guess window: all a decision reads
@@ -348,7 +409,7 @@ class ValueWriter:
         text = "".join(self._held)
         if self._streaming:
             return '"', decoded_string(text)
-        value = type_value(text, self._schema, self._limits, self._facts)
+        value = type_value(text, self._schema, self._limits, self._facts, python=self._python)
         fragment = json_text(value)
         if "\\ud" in fragment:  # escaped lone surrogates: next to each other they decode as one character
             value = json.loads(fragment)

@@ -13,6 +13,11 @@ file that holds XML), so a tag ends the value only where what follows it says so
   (`ValueEnd.line_start`): Qwen3-Coder models sometimes drop a `</parameter>`, and the next
   parameter's open tag on its own line then ends the value. Such a tag is left for the format to
   read (`ValueEnd.kept`: how much of it belongs to the value's markup).
+- An end tag may allow a drifted spelling (`ValueEnd.drift`): a model whose grammar drifted writes
+  `</parameter1>`, `</parameter_function>` or a cut `</parameter`; such a spelling is read like the
+  tag itself, so it ends the value only where one of the tag's followers comes next, and is part of
+  the value anywhere else (a value ending in `</parameters>` and then closed stays whole). What is
+  held back for it is bounded: the tag and at most `DRIFT_CHARS` characters.
 - With `framing_newlines`, one line break right after the open tag and one right before the end are
   markup (Qwen3-Coder's template writes the value on its own lines), not data. Both are written
   alike: after an opening `\r\n` (one line break, `core/lines.py`), a closing `\r\n` is framing
@@ -29,6 +34,7 @@ place the text fixes), so the outcome does not depend on how the text was chunke
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +44,10 @@ from .lines import HeldBreak, break_at, trailing_break
 from .markers import MarkerScanner, literal_at
 from .stream import ANY_SPACE, DeferredBound, NotACall
 from .typed_values import ValueWriter
+
+DRIFT_CHARS = 32
+"""Most characters a drifted end tag adds after the tag's stem (`ValueEnd.drift`)."""
+_DRIFT = re.compile(f"[A-Za-z0-9_]{{0,{DRIFT_CHARS}}}>?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +64,9 @@ class ValueEnd:
     kept: int | None = None
     """How many characters of a tag without followers the value's markup takes (None: all); the rest
     is left for the format to read."""
+    drift: bool = False
+    """`tag` is a stem (`</parameter`, with followers): it may go on with up to DRIFT_CHARS word
+    characters and a `>`, or stop there, and reads the same in every spelling."""
 
 
 class ParameterValueReader:
@@ -72,8 +85,10 @@ class ParameterValueReader:
         limits: Limits,
         *,
         framing_newlines: bool = False,
+        python_values: bool = False,
     ) -> None:
         self._ends = {end.tag: end for end in ends}
+        self._python = python_values  # values may be in Python's spelling (`core.typed_values`)
         self._scanner = MarkerScanner(self._ends)
         self._send = send
         self._keep = keep
@@ -86,17 +101,19 @@ class ParameterValueReader:
         self._crlf = False  # the value opened with a `\r\n`: a closing one is framing too
         self._end: ValueEnd | None = None  # an end tag read, waiting for what follows it
         self._closing: list[str] = []  # that tag and the whitespace after it, not yet known as markup
+        self._drifting = False  # a drifted end tag's rest may still be arriving
         self._bound = DeferredBound(send)  # the arguments' size bound, acted on where the value ends
 
     def begin(self, schema: Any) -> None:
         """A new value, typed by `schema` (None: no schema)."""
-        self._writer = ValueWriter(schema, self._limits)
+        self._writer = ValueWriter(schema, self._limits, python=self._python)
         self._at_start = True
         self._line_start = False
         self._break = HeldBreak()
         self._crlf = False
         self._end = None
         self._closing = []
+        self._drifting = False
         self._bound.reset()
 
     def pending(self) -> str:
@@ -132,6 +149,7 @@ class ParameterValueReader:
         if end.followers or end.at_end_of_output:
             self._end = end
             self._closing = [m.group()]
+            self._drifting = end.drift
             return m.end(), None, None
         if end.line_start and not self._line_start:
             self._data(m.group())
@@ -145,6 +163,14 @@ class ParameterValueReader:
         value; anything else makes the tag and the whitespace part of the value."""
         end = self._end
         assert end is not None
+        if self._drifting:  # the rest of a drifted spelling: word characters, then maybe `>`
+            rest = _DRIFT.match(text, pos).group()  # type: ignore[union-attr]
+            if pos + len(rest) == len(text) and not rest.endswith(">"):
+                return None, None, None  # it may go on (held: at most DRIFT_CHARS characters)
+            self._drifting = False
+            if rest:
+                self._closing.append(rest)
+                return pos + len(rest), None, None
         ws_end = ANY_SPACE.match(text, pos).end()  # type: ignore[union-attr]
         if ws_end > pos:
             self._closing.append(text[pos:ws_end])
@@ -157,6 +183,7 @@ class ParameterValueReader:
         data = "".join(self._closing)
         self._end = None
         self._closing = []
+        self._drifting = False
         self._data(data)
         return self.read(text, pos)
 

@@ -46,7 +46,7 @@ from ..core.stream import NotACall
 from ..core.typed_values import decoded_string, schema_types
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
 from .channel_messages import CALL, ChannelStream, calls_after_prompt
-from .grammar import Element, const, json_value, optional, regex, sequence, structural, tag, triggered
+from .grammar import Element, const, json_value, optional, raw_text, regex, sequence, structural, tag, triggered
 from .harmony_json import CALL_END, CHANNEL, CLOSERS, CONSTRAIN, END, MESSAGE, PLAIN_THINK, RETURN, START
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import raw_value
@@ -215,7 +215,11 @@ def _parameters(parameters: dict[str, Any], pinned: bool) -> Element:
     elements: list[Element] = []
     for key, schema in properties.items():
         types = schema_types(schema)
-        content = _ANY_TEXT if not types or "string" in types else sequence(json_value(schema), const("\n"))
+        content = (
+            raw_text(schema, _ANY_TEXT, after="\n")
+            if not types or "string" in types
+            else sequence(json_value(schema), const("\n"))
+        )
         parameter = tag(f'{PARAM_OPEN}"{key}">\n', content, PARAM_CLOSE)
         elements.append(parameter if key in required else optional(parameter))
     if not pinned or parameters.get("additionalProperties", True) is not False:

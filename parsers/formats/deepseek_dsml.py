@@ -86,21 +86,26 @@ class Dialect:
         ]
 
 
-def _dialect(block: str, space: str, style: str) -> Dialect:
-    invoke, parameter = f"{DSML}{space}invoke", f"{DSML}{space}parameter"
+def dialect(block: str, space: str, style: str, prefix: str = DSML) -> Dialect:
+    """The tags of a block named `block`, each tag's word after `prefix` and `space` (`gigachat_gcml`
+    spells them with its own prefix)."""
+    invoke, parameter = f"{prefix}{space}invoke", f"{prefix}{space}parameter"
     tags = XmlBlockTags(
-        f"<{DSML}{block}>", f"</{DSML}{block}>", f"<{invoke}", f"</{invoke}>", f"<{parameter}", "invoke"
+        f"<{prefix}{block}>", f"</{prefix}{block}>", f"<{invoke}", f"</{invoke}>", f"<{parameter}", "invoke"
     )
     return Dialect(tags, f"</{parameter}>", style)
 
 
-V32 = _dialect("function_calls", "", "deepseek_xml")
-V4 = _dialect("tool_calls", "", "deepseek_xml")
-V41 = _dialect(" calls", " ", "deepseek_v4_1_xml")
+V32 = dialect("function_calls", "", "deepseek_xml")
+V4 = dialect("tool_calls", "", "deepseek_xml")
+V41 = dialect(" calls", " ", "deepseek_v4_1_xml")
 DIALECTS = (V4, V32, V41)
-QUOTED = (("```", "```"), ("~~~", "~~~"), *(("`" + d.tags.start, "`") for d in DIALECTS))
-"""Markdown code, read as text like reasoning: a fenced block, and a block's tag right after a backtick
-(inline code), so DSML a model quotes in prose is never a call."""
+
+
+def quoted(dialects: Sequence[Dialect]) -> tuple[tuple[str, str], ...]:
+    """Markdown code, read as text like reasoning: a fenced block, and a block's tag right after a
+    backtick (inline code), so markup a model quotes in prose is never a call."""
+    return (("```", "```"), ("~~~", "~~~"), *(("`" + d.tags.start, "`") for d in dialects))
 
 
 class DeepSeekDsmlStream(XmlBlockStream):
@@ -110,6 +115,8 @@ class DeepSeekDsmlStream(XmlBlockStream):
     format_name = "deepseek_dsml"
     tags = V4.tags
     unclosed_value_ends_call = False
+    dialects: tuple[Dialect, ...] = DIALECTS
+    """The dialects read, the default first (`gigachat_gcml` reads its own)."""
 
     def __init__(
         self,
@@ -118,18 +125,18 @@ class DeepSeekDsmlStream(XmlBlockStream):
         *,
         think_markers: ThinkMarkers = ("<think>", "</think>"),
     ) -> None:
-        super().__init__(tools, id_factory, think_markers, V4.value_ends)
+        super().__init__(tools, id_factory, think_markers, self.dialects[0].value_ends)
         pairs = [] if not think_markers else [think_markers] if isinstance(think_markers[0], str) else think_markers
         self._think_close = pairs[0][1] if pairs else ""  # type: ignore[index]
-        starts = [d.tags.start for d in DIALECTS] + [self._think_close] * bool(self._think_close)
-        self._outside = OutsideCalls(self._text, starts, [*pairs, *QUOTED])
+        starts = [d.tags.start for d in self.dialects] + [self._think_close] * bool(self._think_close)
+        self._outside = OutsideCalls(self._text, starts, [*pairs, *quoted(self.dialects)])
         self._dialects = {
             d.tags.start: (
                 d.tags,
                 MarkerScanner([d.tags.call_close, d.tags.end]),
                 ParameterValueReader(d.value_ends, self._send_args, self._keep, self.limits),
             )
-            for d in DIALECTS
+            for d in self.dialects
         }
         self._attrs: list[str] = []  # the ATTRS read so far (their length is bounded)
         self._attrs_len = 0

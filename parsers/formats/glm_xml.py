@@ -1,5 +1,6 @@
-"""`glm_xml`: GLM-4.5 / 4.6 / 4.7 / 5.x and Ling 3 tool calls, keys and values in tags, values typed
-by the tool's schema.
+"""`glm_xml`: GLM-4.5 / 4.6 / 4.7 / 5.x, Ling 3, Poolside Laguna and Spark 2.5 tool calls, keys and
+values in tags, values typed by the tool's schema. The machine of the key-and-value family: another
+format of it is a `key_values.KeyValueTags` (other spellings, a block, a separator after the name).
 
 Grammar, as this machine reads it::
 
@@ -8,8 +9,9 @@ Grammar, as this machine reads it::
     call     := "<tool_call>" NAME ws (arg ws)* "</tool_call>"
     arg      := "<arg_key>" KEY "</arg_key>" ws "<arg_value>" VALUE "</arg_value>"
 
-GLM-4.7 / 5.x write it compact (`<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`),
-GLM-4.5 / 4.6 and Ling 3 with a line break after the name and after each tag; `ws` is any whitespace,
+GLM-4.7 / 5.x and Spark 2.5 write it compact (`<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value>
+</tool_call>`), GLM-4.5 / 4.6, Ling 3 and Laguna XS with a line break after the name and after each
+tag (Laguna S 2.1 compact, its predecessors line-broken); `ws` is any whitespace,
 so one parser reads both. A call stands alone (no block around calls); calls follow one another. A
 call with no arguments is `<tool_call>f</tool_call>` (or with a line break before the close): `{}`.
 
@@ -37,6 +39,9 @@ Decided, for each malformed shape the field reports:
   **a tag in a key**, text between arguments, a name that breaks the rules above, a call refused at
   its name or past the size bound of its arguments: the call is text up to its `</tool_call>`; the
   other calls still count.
+- **The `</arg_value>` dropped before the call's close** (`<arg_value>1</tool_call><tool_call>..`,
+  SGLang's IQuest tests): the call's close followed by the next call's open ends the value, and the
+  call is text up to there; the next call counts.
 - A call the end of the output cuts off (max_tokens) is text; the calls before it stay.
 - A call inside `<think>` is text (the reasoning, not an action); with the engines' `glm45`
   reasoning parsers in front, what they hand over is read.
@@ -49,91 +54,56 @@ policy shows a call). The machine is `xml_blocks` without blocks; values are `co
 
 from __future__ import annotations
 
-import functools
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
-from ..core.xml_parameters import ValueEnd
-from .grammar import Element, repeated, structural, tag, triggered
-from .schema_styles import styled_arguments
-from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import FIRST_FORMAT_STATE, VALUE, XmlBlockStream, XmlBlockTags, raw_value
-
-
-@dataclass(frozen=True)
-class KeyValueTags:
-    """The tags of the key-and-value family: GLM's, and Hunyuan's (the same tags with a suffix in
-    each, inside a block, a separator after the name in v3)."""
-
-    call_open: str = "<tool_call>"
-    call_close: str = "</tool_call>"
-    key_open: str = "<arg_key>"
-    key_close: str = "</arg_key>"
-    value_open: str = "<arg_value>"
-    value_close: str = "</arg_value>"
-    block: tuple[str, str] | None = None
-    """The tags around a turn's calls (Hunyuan's `<tool_calls>`); None: each call stands alone."""
-    name_separator: str | None = None
-    """A tag between the name and the first key (Hunyuan v3's `<tool_sep>`), read as markup."""
-
-    @functools.cached_property
-    def machine(self) -> XmlBlockTags:
-        start, end = self.block or (self.call_open, self.call_close)
-        return XmlBlockTags(start, end, self.call_open, self.call_close, self.key_open, call_word="call")
-
-    @functools.cached_property
-    def value_ends(self) -> tuple[ValueEnd, ...]:
-        """The value's close ends it only before the next key or the call's close."""
-        return (ValueEnd(self.value_close, followers=(self.key_open, self.call_close)),)
-
-    @functools.cached_property
-    def name_ends(self) -> tuple[str, ...]:
-        separator = (self.name_separator,) if self.name_separator else ()
-        return (self.key_open, self.call_close, self.key_close, *separator)
-
-    @functools.cached_property
-    def after_key(self) -> tuple[str, ...]:
-        """After a key, the value's open; any other tag of the format there means the call is broken."""
-        return (self.value_open, self.key_open, self.key_close, self.value_close, self.call_open, self.call_close)
-
-    @functools.cached_property
-    def markers(self) -> tuple[str, ...]:
-        extra = [*(self.block or ()), *((self.name_separator,) if self.name_separator else ())]
-        return (*extra[:1], self.call_open, self.call_close, self.key_open, self.key_close, self.value_open,
-                self.value_close, *extra[1:])  # fmt: skip
-
-
-GLM = KeyValueTags()
-START, END = GLM.call_open, GLM.call_close
-KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE = GLM.key_open, GLM.key_close, GLM.value_open, GLM.value_close
+from .key_values import (
+    GLM,
+    NOT_A_NAME,
+    KeyValueTags,
+    key_value_constraints,
+    key_value_writer,
+    needs_declared_tools,
+    writes_name,
+    writes_value,
+)
+from .spec import Format
+from .xml_blocks import FIRST_FORMAT_STATE, VALUE, XmlBlockStream
 
 _KEY_DONE = FIRST_FORMAT_STATE  # after a key's close: whitespace, then the value's open (or the value itself)
-_NOT_A_NAME = re.compile(r"""[\s"'{}<>]""")
+_TYPE = FIRST_FORMAT_STATE + 1  # in a type tag's text (formats with `type_tags`)
 
 
 class GlmXmlStream(XmlBlockStream):
     """Incremental parser for one response in GLM's tool-call format (the machine is `xml_blocks`
-    without blocks; this reads NAME and KEY and the tag between a key and its value)."""
+    without blocks, or with the block a format's `kv` names; this reads NAME and KEY and the tags
+    between a key and its value). A format of the family subclasses it with its `kv`."""
 
     format_name = "glm_xml"
-    kv = GLM
+    kv: KeyValueTags = GLM
     tags = GLM.machine
     blockless = True
+    unclosed_value_ends_call = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A format of the family names its `kv`; the block machine's tags follow from it."""
+        super().__init_subclass__(**kwargs)
+        cls.tags = cls.kv.machine
+        cls.blockless = cls.kv.block is None
 
     def __init__(
         self,
         tools: Any = None,
         id_factory: IdFactory | None = None,
         *,
-        think_markers: ThinkMarkers = ("<think>", "</think>"),
+        think_markers: ThinkMarkers = GLM.think,
     ) -> None:
         super().__init__(tools, id_factory, think_markers, self.kv.value_ends)
         self._readers[_KEY_DONE] = self._scan_key_done
+        self._readers[_TYPE] = self._scan_type
+        self._typed = False  # the current key's type tag was read
 
     def _scan_name(self, text: str, pos: int) -> int | None:
         """The call's NAME or an argument's KEY (which one `_on_name` says)."""
@@ -158,7 +128,7 @@ class GlmXmlStream(XmlBlockStream):
             self._open_key(key)
             self._raw.append(text[pos : end + len(tag)])
             return end + len(tag)
-        if _NOT_A_NAME.search(run):
+        if NOT_A_NAME.search(run):
             raise NotACall(f"{run[:40]!r} is not a tool name")
         self._named(run)
         at = end + len(tag) if tag == self.kv.name_separator else end
@@ -173,11 +143,9 @@ class GlmXmlStream(XmlBlockStream):
         else:
             prefixes = [tool for tool in self.tools.schemas if run.startswith(tool) and len(run) > len(tool)]
             if len(prefixes) != 1:
-                raise NotACall(
-                    f"`{KEY_CLOSE}` with no `{KEY_OPEN}`: the tool and the key in {run[:40]!r} are ambiguous"
-                )
+                raise NotACall(f"a key's close with no open: the tool and the key in {run[:40]!r} are ambiguous")
             name, key = prefixes[0], run[len(prefixes[0]) :]
-        if _NOT_A_NAME.search(name) or _NOT_A_NAME.search(key.strip()):
+        if NOT_A_NAME.search(name) or NOT_A_NAME.search(key.strip()):
             raise NotACall(f"{run[:40]!r} is not a tool name and a key")
         return name, key.strip()
 
@@ -210,6 +178,7 @@ class GlmXmlStream(XmlBlockStream):
     def _open_key(self, key: str) -> None:
         self._on_name = self._open_param
         self._named(key)
+        self._typed = False
         self._state = _KEY_DONE
 
     def _scan_key_done(self, text: str, pos: int) -> int | None:
@@ -221,6 +190,10 @@ class GlmXmlStream(XmlBlockStream):
         tag = self._literal_at(text, pos, self.kv.after_key)
         if tag is None:
             return None
+        if self.kv.type_tags and tag == self.kv.type_tags[0] and not self._typed:
+            self._raw.append(tag)
+            self._state = _TYPE
+            return pos + len(tag)
         if tag and tag != self.kv.value_open:
             raise NotACall(f"{tag!r} where the key {self._param!r} wants its value")
         if tag:
@@ -228,60 +201,52 @@ class GlmXmlStream(XmlBlockStream):
         self._state = VALUE
         return pos + len(tag)
 
+    def _scan_type(self, text: str, pos: int) -> int | None:
+        """A type tag's text (K2 Horizon's `<ifm|arg_type>integer</ifm|arg_type>`), up to its close:
+        it types the value where the tool's schema says nothing of the key (the schema wins)."""
+        assert self.kv.type_tags is not None
+        end = self._run_end(text, pos, "<")
+        if end is None:
+            return None
+        tag = self._literal_at(text, end, self.kv.type_tags[1:])
+        if tag is None:
+            return None
+        if not tag:
+            raise NotACall(f"a {text[end : end + 12]!r} in an argument's type")
+        named = text[pos:end].strip().split("[", 1)[0].strip().lower()
+        if self._schema.get(self._param) is None and named in _TYPE_NAMES:
+            self._value.begin({"type": _TYPE_NAMES[named]})  # nothing of the value is read yet
+        self._raw.append(text[pos : end + len(tag)])
+        self._typed = True
+        self._state = _KEY_DONE
+        return end + len(tag)
+
+
+_TYPE_NAMES = {name: name for name in ("string", "integer", "number", "boolean", "array", "object", "null")}
+_TYPE_NAMES["any"] = "string"  # the text as written
+
 
 # -- the spec --------------------------------------------------------------------------------------
 
+write = key_value_writer(GLM)
+"""The calls back to back, compact, as GLM-4.7's template writes them."""
 
-def write(calls: Sequence[Call]) -> str:
-    """The calls back to back, compact, as GLM-4.7's template writes them (strings verbatim, other
-    values as JSON)."""
-    return "".join(
-        START
-        + name
-        + "".join(f"{KEY_OPEN}{k}{KEY_CLOSE}{VALUE_OPEN}{raw_value(v)}{VALUE_CLOSE}" for k, v in args.items())
-        + END
-        for name, args in calls
-    )
-
-
-def _call_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
-    """One tag per tool, its arguments in xgrammar's `glm_xml` style (`<arg_key>k</arg_key>
-    <arg_value>v</arg_value>` pairs) where it renders the schema (`schema_styles`)."""
-    return [tag(START + name, styled_arguments(request, name, "glm_xml"), END) for name in names]
-
-
-def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """One or more calls back to back that end the output; at most one if `single`."""
-    return structural(repeated(request, _call_tags(request, request.names)))
-
-
-def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Free text, where each `<tool_call>` opens a call that follows its tool's schema."""
-    return triggered(request, [START], _call_tags(request, list(request.schemas)))
-
-
-def _may_need_declared_tools(text: str) -> bool:
-    """A call whose first `<arg_key>` was dropped is read only by its declared tool's name."""
-    return KEY_CLOSE in text and START in text
-
-
-def _writes_name(name: str) -> bool:
-    return _NOT_A_NAME.search(name) is None
-
+required_constraint, auto_constraint = key_value_constraints(GLM)
 
 FORMAT = Format(
     "glm_xml",
-    "<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> (GLM-4.5 to 5.x, Ling 3)",
+    "<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> (GLM-4.5 to 5.x, Ling 3, Laguna, Spark)",
     GlmXmlStream,
     write,
     markers=GLM.markers,
     special_tokens=GLM.markers,  # added tokens in GLM's vocabulary
     required=required_constraint,
     auto=auto_constraint,
-    writes_name=_writes_name,
-    needs_declared_tools=_may_need_declared_tools,
+    writes_name=writes_name,
+    writes_value=writes_value(GLM),
+    needs_declared_tools=needs_declared_tools(GLM),
     typed_values=True,
-    vllm_names=("glm45", "glm47", "ling3"),
-    sglang_names=("glm", "glm45", "glm47", "ling3"),
-    models="GLM-4.5 / 4.6 / 4.7 / 5.x, Ling 3",
+    vllm_names=("glm45", "glm47", "ling3", "poolside_v1"),
+    sglang_names=("glm", "glm45", "glm47", "ling3", "poolside_v1", "spark25"),
+    models="GLM-4.5 / 4.6 / 4.7 / 5.x, Ling 3, Poolside Laguna, Spark 2.5",
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.typed_values import pinned_strings
 from .spec import ConstraintRequest
 
 Element = dict[str, Any]
@@ -28,6 +29,19 @@ def regex(pattern: str) -> Element:
 def json_value(schema: Any, style: str | None = None) -> Element:
     """A value of `schema`: JSON, or in one of xgrammar's XML styles (`qwen_xml`, `minimax_xml`, ..)."""
     return {"type": "json_schema", "json_schema": schema, **({"style": style} if style else {})}
+
+
+def raw_text(schema: Any, free: Element, after: str = "") -> Element:
+    """A raw (unquoted) value of a schema that admits a string, as the XML formats write one: `free`
+    (the format's any-text element, which holds the value's framing too), or, where the schema lists
+    the strings it allows (`pinned_strings`), exactly one of them and then `after` (the framing the
+    format writes before the close), so a strict tool's enum holds where xgrammar has no style."""
+    pinned = pinned_strings(schema)
+    if pinned is None:
+        return free
+    choices = one_of([const(value) for value in pinned if value])
+    member = optional(choices) if "" in pinned else choices
+    return sequence(member, const(after)) if after else member
 
 
 def optional(content: Element) -> Element:

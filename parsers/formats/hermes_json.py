@@ -148,8 +148,7 @@ class HermesJsonStream(FormatStream):
             return pos + len(end)
         c = text[pos]
         if c in "{[":
-            self._raw = []
-            self._start_value()
+            self._start_value()  # the whitespace before it is text again if this value breaks
             return pos
         if c == "," and not self._comma:
             self._comma = True

@@ -12,16 +12,21 @@ Grammar, as every machine of the family reads it::
     call    := a JSON object in the format's `CallShape`
 
 with the format's STARTs (several where a model family spells its marker two ways), its END (None
-where the model writes none: the value's end ends the block) and its reasoning markers. The rest is
+where the model writes none: the value's end ends the block) and its reasoning markers. A format
+whose model writes its list with no marker at all (`xlam_json`) sets `list_at_start`: then a list
+opens a block at the output's start and right after one of its STARTs, which only say where a list
+may follow: a line break is markup where a list follows it, else text; the markers of reasoning
+and markdown code (`list_quoted`, among the STARTs) are text, between them no list opens, and a
+list may follow a closing one; a list anywhere else is text. The rest is
 `hermes_json`'s, word for word: the block ends where its JSON value ends, so END or START inside a
 string is data; a block whose JSON breaks is text from its START up to the break (up to the end of
 the string that broke it), and scanning goes on there; a block the output cuts off is text;
 arguments given as a JSON string holding an object are decoded; `null` or none is `{}`.
 
 This module is the family's configuration point: `MarkedJsonStream` (class attributes
-`start_markers`, `end_marker` and `shape`; a format with other reasoning markers gives them as its
-`think_markers` default), `array_writer` (what the template writes) and `array_constraints` (both
-decoding constraints, the calls written as the writer writes them).
+`start_markers`, `end_marker`, `shape` and `list_at_start`; a format with other reasoning markers
+gives them as its `think_markers` default), `array_writer` (what the template writes) and
+`array_constraints` (both decoding constraints, the calls written as the writer writes them).
 """
 
 from __future__ import annotations
@@ -49,6 +54,12 @@ class MarkedJsonStream(HermesJsonStream):
 
     end_marker = None
     shape: CallShape = DEFAULT_SHAPE
+    list_at_start = False
+    """A list with no marker opens a block at the output's start and right after a START (see the
+    module docstring)."""
+    list_quoted: tuple[tuple[str, str], ...] = (("<think>", "</think>"),)
+    """With `list_at_start`: the (opener, closer) pairs of text where no list opens (reasoning,
+    markdown code)."""
 
     def __init__(
         self,
@@ -59,6 +70,37 @@ class MarkedJsonStream(HermesJsonStream):
     ) -> None:
         super().__init__(tools, id_factory, think_markers=think_markers)  # type: ignore[arg-type]
         self._text_state = self._state  # the machine starts in its text state
+        self._list_next = self.list_at_start  # a `[` here (after whitespace) opens a block
+        self._quoted_close: str | None = None  # with `list_at_start`: the closer of the quoted text read
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        """Where a list may open a block with no marker: whitespace is held, then `[` opens it and
+        anything else is text (and the text state's scanning goes on there). With such lists, a
+        START found is where a list may follow."""
+        if self._list_next:
+            if (at := self._markup_ws(text, pos, self._raw)) > pos:
+                return at
+            self._list_next = False
+            if text[pos] == "[":
+                self._start_value()
+                return pos
+            self._text("".join(self._raw))
+            self._raw = []
+        at = super()._scan_text(text, pos)
+        if self.list_at_start and self._state != self._text_state:
+            self._state = self._text_state
+            marker = self._raw[0]
+            closers = dict(self.list_quoted)
+            if self._quoted_close is not None or marker in closers or marker in closers.values():
+                self._text(self._raw.pop())
+                if self._quoted_close is None and marker in closers:
+                    self._quoted_close = closers[marker]
+                    return at
+                if self._quoted_close not in (None, marker):
+                    return at
+                self._quoted_close = None
+            self._list_next = True
+        return at
 
     def _scan_open(self, text: str, pos: int) -> int | None:
         """After START: where the format takes only a list, a START not followed by `[` is a word
@@ -72,6 +114,12 @@ class MarkedJsonStream(HermesJsonStream):
                 self._state = self._text_state
                 return pos
         return super()._scan_open(text, pos)
+
+    def _close(self) -> None:
+        if self._list_next:  # whitespace held where a list could have opened a block
+            self._text("".join(self._raw))
+            self._raw = []
+        super()._close()
 
     def _start_value(self) -> None:
         prefix = "".join(self._raw)

@@ -3,25 +3,29 @@ copied the format), values typed by the tool schema.
 
 Grammar, as this machine reads it::
 
-    output    := (text | think | block)*
+    output    := (text | think | block | bare)*
     think     := "<think>" text "</think>"               # everything inside is text, never a call
     block     := START ws (function ws)* [END]           # END may be missing after complete functions
+    bare      := function (ws function)* [ws END]        # START dropped: declared tools only
     function  := "<function=" NAME ">" ws (parameter ws)* "</function>"
     parameter := "<parameter=" NAME ">" ["\\n"] VALUE ["\\n"] [PARAM_CLOSE]
     NAME      := [^<>\\n]+                                # surrounding whitespace is not part of it
 
-with START = `<tool_call>`, END = `</tool_call>` and PARAM_CLOSE = `</parameter>`; `ws` is any
-whitespace. Several functions may share one block (vLLM's and SGLang's Qwen3-Coder parsers read
-that too); Qwen3-Coder's own template writes one block per call, a newline between. A NAME is at
-most `TOOLCALL_PARSERS_MAX_NAME` characters.
+with START = `<tool_call>`, END = `</tool_call>` and PARAM_CLOSE = `</parameter>` or a drifted
+spelling of it: `</parameter` and up to 32 letters, digits or `_`, with or without the `>`
+(`</parameter1>`, `</parameter_function>`, a cut `</parameter`: what SGLang's tests show a model
+writes when its grammar drifts); `ws` is any whitespace. Several functions may share one block
+(vLLM's and SGLang's Qwen3-Coder parsers read that too); Qwen3-Coder's own template writes one
+block per call, a newline between. A NAME is at most `TOOLCALL_PARSERS_MAX_NAME` characters.
 
 VALUE is raw text: the format has no escaping. One newline right after the parameter's tag and one
 right before the tag that ends the value are markup (the template writes the value on its own
 lines); any other whitespace is data, and `<parameter=p>x</parameter>` reads the same as the
 template's form. The value ends at:
 
-- a `</parameter>` followed (after whitespace) by the next `<parameter=` or `</function>`; any
-  other `</parameter>` is part of the value (a file that holds XML), as in `minimax_xml`;
+- a PARAM_CLOSE followed (after whitespace) by the next `<parameter=` or `</function>`; any
+  other `</parameter>` is part of the value (a file that holds XML), as in `minimax_xml`, and so
+  is a drifted spelling (a value that ends in `</parameters>` and is then closed stays whole);
 - a `</function>` followed (after whitespace) by `</tool_call>`, `<tool_call>`, `<function=` or the
   end of the output: the model dropped the `</parameter>` (Qwen3.5 / 3.6 do this in long contexts,
   ollama#17914), and the function ends there too;
@@ -34,12 +38,32 @@ Streaming and `parse()` apply the same rules (the stream holds an end tag back u
 value's last newline until the next character). A function without parameters is `{}`; a parameter
 named twice in one function: the last wins (logged).
 
-Values are typed by the request's tool schema (`core.typed_values`, the rules of `minimax_xml`;
-`None`, as Qwen3-Coder's own template writes a null, stays the string `"None"`);
-reading them is shared with `minimax_xml` (`core.xml_parameters`), and so is the block machine
+Values are typed by the request's tool schema (`core.typed_values`, the rules of `minimax_xml`),
+in Python's spelling too: Qwen3-Coder's and Qwen3.5's templates write a non-string value with
+Python's `str()`, so `None` is null where the schema admits null (a string-or-null `None` too: the
+template writes a null and the string "None" alike), `True` a boolean, and an object or array may
+be a Python literal (`{'k': None}`, `['a', 'b']`) or a JSON string holding one (a template that
+wrote `json.dumps(str(value))`); a string keeps the text as written, and without a schema the
+guess stays JSON's. Reading them is shared with `minimax_xml` (`core.xml_parameters`), and so is the block machine
 around the tags (`xml_blocks`). The call's name is known when its function tag closes; a string
 value streams as it is written; other values are sent when their end is known; `}` at `</function>`
 (all as far as the core's streaming policy shows a call).
+
+A function written without its block (Qwen3-Coder drops `<tool_call>` now and then: `<function=f>`
+at the start of the output, of a line, or after prose; vLLM's and SGLang's parsers read it too) is
+a call when it names a tool the request declares, and a stray END after it is markup; a bare
+`<function=NAME>` for an undeclared tool, or in a request without tools, is text, since prose and
+code about the format write it too. A bare function that then breaks the grammar is text up to
+where it broke, and reading goes on from there as text (not up to a `</function>`, which may belong
+to a real call).
+
+What stays text or reads otherwise than some engine tests expect, and why: a value cannot hold a
+line that starts with `<parameter=` (it ends a value whose `</parameter>` was dropped, the shape
+Qwen3.5 / 3.6 write; telling it from a file that quotes the format would need the rest of the
+output); `</parameter>` + `<parameter=NAME>` is markup whatever NAME is (vLLM's parsers check NAME
+against the schema, which a literal with a declared name defeats anyway); a call to an undeclared
+name such as an unrendered `{{ tc.name }}` is kept and logged unless the operator refuses
+undeclared tools.
 
 A function that breaks the grammar (text where a parameter tag belongs, a name with `<` or a line
 break, an empty or over-long name), is refused at its name (too many calls, an undeclared tool the
@@ -78,7 +102,7 @@ def value_ends(tags: XmlBlockTags) -> tuple[ValueEnd, ...]:
     """What ends a value (see the module docstring) inside blocks of `tags`; `core.xml_parameters`
     applies them."""
     return (
-        ValueEnd(PARAM_CLOSE, followers=(PARAM_OPEN, FUNCTION_CLOSE)),
+        ValueEnd(PARAM_CLOSE[:-1], followers=(PARAM_OPEN, FUNCTION_CLOSE), drift=True),
         ValueEnd(FUNCTION_CLOSE, followers=(tags.end, tags.start, FUNCTION_OPEN), at_end_of_output=True),
         ValueEnd(PARAM_OPEN, line_start=True, kept=0),
     )
@@ -95,6 +119,7 @@ class QwenXmlStream(XmlBlockStream):
     format_name = "qwen_xml"
     tags = TAGS
     parameter_ends = value_ends(TAGS)
+    bare_calls = True
 
     def __init__(
         self,
@@ -103,7 +128,9 @@ class QwenXmlStream(XmlBlockStream):
         *,
         think_markers: ThinkMarkers = ("<think>", "</think>"),
     ) -> None:
-        super().__init__(tools, id_factory, think_markers, self.parameter_ends, framing_newlines=True)
+        super().__init__(
+            tools, id_factory, think_markers, self.parameter_ends, framing_newlines=True, python_values=True
+        )
 
     def _scan_name(self, text: str, pos: int) -> int | None:
         """A tag's NAME up to its `>`. What is held back is at most a name long; past that, or at a
@@ -176,6 +203,12 @@ def block_constraints(tags: XmlBlockTags) -> tuple[Constraint, Constraint]:
 required_constraint, auto_constraint = block_constraints(TAGS)
 
 
+def may_hold_bare_call(text: str) -> bool:
+    """Whether `text` may hold a function written without its block, which is a call only for a
+    declared tool (SGLang asks without the tools)."""
+    return FUNCTION_OPEN in text
+
+
 def writes_name(name: str) -> bool:
     """`<function=NAME>`: read up to `<`, `>` or a line break, and stripped."""
     return _NAME_END.search(name) is None and name == name.strip()
@@ -190,6 +223,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=writes_name,
+    needs_declared_tools=may_hold_bare_call,
     typed_values=True,
     vllm_names=("qwen3_coder", "qwen3_xml", "mimo", "step3p5"),
     sglang_names=("qwen3_coder", "mimo", "step3p5", "nanbeige"),

@@ -23,9 +23,10 @@ the call it is about to make) is never a call; a reasoning parser in front takes
 content. `<think>` means nothing to Seed and is plain text here.
 
 Values that are not strings: our template and writer give them as JSON. Seed's own template writes
-them with Python's `str()` (`True`, `None`, `['a', 'b']`, `{'k': 1}`); a boolean and a number read
-the same either way, a list or a dict in Python's spelling stays the string the model wrote, and so
-does `None`.
+them with Python's `str()` (`True`, `None`, `['a', 'b']`, `{'k': 1}`), and they read as `qwen_xml`
+reads Python's spelling: typed by the schema (`None` null where it admits null, a dict or list
+where it wants an object or array). One rule of `qwen_xml` Seed does not take: a `<function=`
+outside Seed's block is text (a model that drops `<seed:tool_call>` has not been seen).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class SeedXmlStream(QwenXmlStream):
     format_name = "seed_xml"
     tags = TAGS
     parameter_ends = value_ends(TAGS)
+    bare_calls = False  # Seed's block is `<seed:tool_call>`: a `<function=` outside it stays text
 
     def __init__(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = THINK_MARKERS

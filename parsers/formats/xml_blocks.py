@@ -15,6 +15,12 @@ CALL_CLOSE (the `SKIP` state), and the other calls still count; a block that nev
 and a call cut off by the end of the output, are text; whitespace between tags is consumed as
 markup as it arrives, so what waits for more text is at most a partial tag or a name.
 
+A format may also read a call written without its block (`bare_calls`: Qwen3-Coder sometimes drops
+`<tool_call>`): CALL_OPEN in the text outside blocks opens a block that had no START, whose calls
+must name a declared tool (a bare tag is otherwise too common in prose to be a call); END may still
+close it. Such a block that breaks is text up to where it broke, and reading goes on from there as
+text (never skipping to a CALL_CLOSE, which may belong to a real call further on).
+
 A call's arguments may instead come as one JSON object (Kimi K3's `json` element, DSML's inline
 body): a format opens it with `_open_json`, and only whitespace, `json_close` (if the format has
 one) and CALL_CLOSE may follow it.
@@ -36,7 +42,7 @@ from ..core.stream import ANY_SPACE, FormatStream, NotACall
 from ..core.typed_values import decoded_string, schema_types
 from ..core.xml_attributes import tag_attributes as tag_attributes  # re-exported for deepseek_dsml
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
-from .grammar import Element, const, json_value, optional, regex, sequence, tag
+from .grammar import Element, const, json_value, optional, raw_text, regex, sequence, tag
 
 # States: text outside blocks; in a block between calls; in a call between parameters; in a tag's
 # NAME; in a VALUE; in a broken call, skipping to its CALL_CLOSE; in a JSON body, and after it. A
@@ -63,7 +69,7 @@ def named_parameters(parameters: dict[str, Any], pinned: bool, param_open: str, 
     elements: list[Element] = []
     for key, schema in properties.items():
         types = schema_types(schema)
-        content = {"type": "any_text"} if not types or "string" in types else json_value(schema)
+        content = raw_text(schema, {"type": "any_text"}) if not types or "string" in types else json_value(schema)
         parameter = tag(f'{param_open}"{key}">', content, close)
         elements.append(parameter if key in required else optional(parameter))
     if not pinned or parameters.get("additionalProperties", True) is not False:
@@ -100,6 +106,9 @@ class XmlBlockStream(FormatStream):
     False: the call breaks there (DSML), as a model that drops a close may have lost more."""
     json_close: str | None = None
     """The tag that closes a JSON body before CALL_CLOSE (Kimi K3's `json` element), if any."""
+    bare_calls = False
+    """CALL_OPEN outside a block opens a block without START whose calls name declared tools (see
+    the module docstring)."""
 
     def __init__(
         self,
@@ -109,14 +118,17 @@ class XmlBlockStream(FormatStream):
         value_ends: Sequence[ValueEnd],
         *,
         framing_newlines: bool = False,
+        python_values: bool = False,
     ) -> None:
         super().__init__(tools, id_factory)
         tags = self.tags
-        self._outside = OutsideCalls(self._text, [tags.start], think_markers)
+        starts = [tags.start, *([tags.call_open] if self.bare_calls else [])]
+        self._outside = OutsideCalls(self._text, starts, think_markers)
         self._skip_scanner = MarkerScanner([tags.call_close, tags.end])
         self._state = TEXT
         self._raw: list[str] = []  # markup and values of the current block or call: text if it breaks
         self._block_calls = 0  # calls finished in the current block
+        self._bare = False  # the current block had no START (`bare_calls`)
         self._key = -1  # the core's number for the call being read
         self._on_name: Callable[[str], None] = self._open_call  # what the NAME being read opens
         self._schema: dict[str, Any] = {}  # the called tool's parameter schemas
@@ -126,7 +138,12 @@ class XmlBlockStream(FormatStream):
         self._json: ArgumentsReader | None = None  # the call's JSON body, being read
         self._json_closes: list[str] = []  # the tags still to come after it
         self._value = ParameterValueReader(
-            value_ends, self._send_args, self._keep, self.limits, framing_newlines=framing_newlines
+            value_ends,
+            self._send_args,
+            self._keep,
+            self.limits,
+            framing_newlines=framing_newlines,
+            python_values=python_values,
         )
         self._readers = {
             TEXT: self._scan_text,
@@ -146,12 +163,23 @@ class XmlBlockStream(FormatStream):
             if self.blockless:
                 self._on_name = self._open_call
                 self._state = NAME
+            elif self.bare_calls and m.group() == self.tags.call_open:
+                self._bare = True
+                self._on_name = self._open_bare_call
+                self._state = NAME
         return at
 
     def _open_block(self, tag: str) -> None:
         self._raw = [tag]
         self._block_calls = 0
+        self._bare = False
         self._state = BLOCK
+
+    def _open_bare_call(self, name: str) -> None:
+        """A call in a block without START: only a declared tool's."""
+        if name not in self.tools.schemas:
+            raise NotACall(f"a bare {self.tags.call_word} for {name!r}, which the request did not declare")
+        self._open_call(name)
 
     # -- markup ----------------------------------------------------------------------------------
 
@@ -181,7 +209,7 @@ class XmlBlockStream(FormatStream):
         if tag == self.tags.end:
             self._end_block()
         else:
-            self._on_name = self._open_call
+            self._on_name = self._open_bare_call if self._bare else self._open_call
             self._state = NAME
         return pos + len(tag)
 
@@ -315,7 +343,7 @@ class XmlBlockStream(FormatStream):
         self._json = None
         self._reject(f"not a valid tool call ({err})", self._pending_text())
         self._raw = []
-        if self._state == BLOCK:
+        if self._state == BLOCK or self._bare:  # a bare block's text goes on from where it broke
             self._state = TEXT
         elif err.ended:  # nothing of the broken call is left to skip
             self._state = TEXT if self.blockless else BLOCK
