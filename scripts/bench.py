@@ -182,7 +182,13 @@ def workload_tokenizer(workload: Workload) -> Any:
     tokenizer = AutoTokenizer.from_pretrained(ensure_model())
     tokenizer.add_tokens([m for m in fmt.markers if m not in fmt.special_tokens])
     tokenizer.add_special_tokens({"additional_special_tokens": list(fmt.special_tokens)})
+    tokenizer.init_kwargs.update(TOKENIZER_CONFIG.get(workload.ours, {}))
     return tokenizer
+
+
+TOKENIZER_CONFIG = {"hunyuan_xml": {"token_suffix": ":opensource"}}
+"""What a model's tokenizer config carries that a built-in reads (Hy3's `token_suffix`, from which
+vLLM's `hy_v3` / `hy_v4` spell their markers)."""
 
 
 def run_workloads(args: argparse.Namespace) -> None:

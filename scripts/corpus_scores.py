@@ -5,8 +5,9 @@ that serves the same models (the spec's `vllm_names`), as the server runs them: 
 classes, `parse()` for a finished response and `parse_delta()` per delta for a stream, folded as a
 client does (content concatenated, each call's name and argument fragments joined). A case counts
 when the result equals the case's expected content (trimmed) and calls (names and decoded
-arguments). Modes: finished, one character per delta, and token deltas of SmolLM2's tokenizer with
-the format's markers added as tokens (special where the models' are), as in scripts/bench.py.
+arguments). Modes: finished, one character per delta (a special token of the format whole), and
+token deltas of SmolLM2's tokenizer with the format's markers added as tokens (special where the
+models' are), as in scripts/bench.py.
 
     python scripts/corpus_scores.py [--formats kimi_json,...] [--cases] [--engine-tests]
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,12 +70,28 @@ def streamed(
     return content, [calls[i] for i in sorted(calls)]
 
 
+def char_deltas(tokenizer: Any, text: str, specials: re.Pattern[str]) -> list[tuple[str, list[int]]]:
+    """One delta per character, but a special token of the format is one delta with its one id: a
+    model emits it as that token, never spelled out (a format that tells them apart, as
+    `mistral_json` does by token id, reads a spelled-out marker as prose)."""
+    deltas: list[tuple[str, list[int]]] = []
+    pos = 0
+    for m in specials.finditer(text):
+        deltas += [(c, tokenizer.encode(c, add_special_tokens=False)) for c in text[pos : m.start()]]
+        deltas.append((m.group(), tokenizer.encode(m.group(), add_special_tokens=False)))
+        pos = m.end()
+    return deltas + [(c, tokenizer.encode(c, add_special_tokens=False)) for c in text[pos:]]
+
+
 def scores(fmt: str, show_cases: bool = False, engine_tests: bool = False) -> dict[str, dict[str, int]]:
     """Per parser (ours first): cases passed per mode and in every mode."""
     from helpers import load_corpus
     from vllm.parser.parser_manager import ParserManager
 
     tokenizer = workload_tokenizer(WORKLOADS[fmt])
+    specials = re.compile(
+        "|".join(map(re.escape, sorted(FORMATS[fmt].special_tokens, key=len, reverse=True))) or "(?!)"
+    )
     counts: dict[str, dict[str, int]] = {}
     for name in (fmt, *FORMATS[fmt].vllm_names):
         parser_cls = ParserManager.get_parser(tool_parser_name=name, enable_auto_tools=True, tokenizer=tokenizer)
@@ -86,10 +104,8 @@ def scores(fmt: str, show_cases: bool = False, engine_tests: bool = False) -> di
                     if mode == "finished":
                         result = finished(parser_cls, tokenizer, tools, text)
                     else:
-                        chars = [(c, tokenizer.encode(c, add_special_tokens=False)) for c in text]
-                        result = streamed(
-                            parser_cls, tokenizer, tools, chars if mode == "chars" else token_deltas(tokenizer, text)
-                        )
+                        deltas = char_deltas(tokenizer, text, specials) if mode == "chars" else None
+                        result = streamed(parser_cls, tokenizer, tools, deltas or token_deltas(tokenizer, text))
                     ok[mode] = passes(result, case["expected"])
                 except Exception:  # a built-in that raises fails the case
                     ok[mode] = False

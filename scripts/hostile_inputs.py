@@ -337,6 +337,10 @@ HAND_MADE: list[Hostile] = [
     Hostile("xml_tools", "long args attribute", lambda n: _fill('<tool-use><save args="', "a ", '">x</save>', n)),
     Hostile("xml_tools", "valid elements", lambda n: _lines(lambda i: f'<save args="{i}">x</save>', n, "<tool-use>")),
     Hostile("xml_tools", "binary noise", binary_noise),
+    # -- xlam_json ----------------------------------------------------------------------------------
+    # each line may open a list of calls, and the text is valid JSON nested ever deeper (the helper
+    # attack of 2026-12-05: read to the depth bound from every line, 250 µs a character)
+    Hostile("xlam_json", "lines of [1, (JSON nesting on)", lambda n: _repeat("\n[1,", n)),
 ]
 """Shapes from the issue tracker, by hand, for the formats they were found in."""
 

@@ -406,6 +406,8 @@ MODEL_TEMPLATES = {
     "openbmb-MiniCPM5-1B": "minicpm5_xml",
     "StepFun3.5-Flash": "qwen_xml",
     "ByteDance-Seed-OSS": "seed_xml",
+    "tencent-Hy3": "hunyuan_xml",
+    "ibm-granite-granite-4.1": "hermes_json",
 }
 """Real templates (llama.cpp's collection) and the format each teaches."""
 

@@ -556,10 +556,12 @@ def _schema_of(value):
 
 
 def _ambiguous(value):
-    """What the property cannot ask back: array items of mixed kinds (one `items` schema), and a string
-    that ends in its own close lookalike followed by the namespace token."""
+    """What the property cannot ask back: array items of different schemas (an `anyOf` of them types
+    each item by the first that fits: `[[""], [0]]` reads `[[""], ["0"]]`), and a string that ends in
+    its own close lookalike followed by the namespace token."""
     if isinstance(value, list):
-        return len({type(v) for v in value}) > 1 or any(map(_ambiguous, value))
+        schemas = {json.dumps(_schema_of(v), sort_keys=True) for v in value}
+        return len(schemas) > 1 or any(map(_ambiguous, value))
     if isinstance(value, dict):
         return any(map(_ambiguous, value.values()))
     return isinstance(value, str) and NS in value

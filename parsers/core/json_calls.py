@@ -141,6 +141,10 @@ class ArgumentsWriter:
         return True
 
 
+_FIRST_BATCH = 16
+"""Tokens lexed before the handler first looks at them (see `_TokenReader._run`)."""
+
+
 class _TokenReader:
     """Runs lexer tokens through a handler, turning what the handler refuses into a
     JsonSyntaxError at a position that does not depend on chunking (see the module docstring)."""
@@ -152,25 +156,33 @@ class _TokenReader:
 
     def _run(self, text: str, pos: int, handle: Callable[[Token], bool]) -> tuple[int, bool]:
         """Lex `text` from `pos` and hand each token to `handle` (True: the value is complete).
-        Returns (where reading stopped, whether the value is complete)."""
-        tokens, stop, failure = self._lexer.read(text, pos)
-        for token in tokens:
-            kind, end = token[0], token[4]
-            if self._failure is not None:
-                if kind == "strend":
-                    raise CallShapeError(self._failure, end)
-                continue
-            try:
-                if handle(token):
-                    return end, True
-            except (JsonSyntaxError, NotACall) as err:
-                if kind == "str":  # inside a string: the string's end is where it stops
-                    self._failure = str(err)
+        Returns (where reading stopped, whether the value is complete). The tokens are lexed in
+        batches that double (`_FIRST_BATCH` first), so a value the handler refuses early costs what
+        it read, not what the lexer could have read: text that is valid JSON far beyond the point
+        where it stops being a call (`[1,\n[1,\n..` where each line may open a list of calls) is
+        not lexed again from every line."""
+        most = _FIRST_BATCH
+        while True:
+            tokens, stop, failure = self._lexer.read(text, pos, most)
+            for token in tokens:
+                kind, end = token[0], token[4]
+                if self._failure is not None:
+                    if kind == "strend":
+                        raise CallShapeError(self._failure, end)
                     continue
-                raise CallShapeError(str(err), end) from None
-        if failure is not None:
-            raise failure
-        return stop, False
+                try:
+                    if handle(token):
+                        return end, True
+                except (JsonSyntaxError, NotACall) as err:
+                    if kind == "str":  # inside a string: the string's end is where it stops
+                        self._failure = str(err)
+                        continue
+                    raise CallShapeError(str(err), end) from None
+            if failure is not None:
+                raise failure
+            if len(tokens) < most or stop >= len(text) or self._lexer.done:
+                return stop, False
+            pos, most = stop, most * 2
 
     def finish(self, rest: str, handle: Callable[[Token], bool]) -> bool:
         """End of output with `rest` unconsumed: whether a waiting `null` completes the value."""

@@ -134,11 +134,12 @@ class JsonLexer:
         self._stack = ["{"]
         self._expect = _COLON
 
-    def read(self, text: str, pos: int = 0) -> tuple[list[Token], int, JsonSyntaxError | None]:
+    def read(self, text: str, pos: int = 0, most: int | None = None) -> tuple[list[Token], int, JsonSyntaxError | None]:
         """Tokenize `text` from `pos`. Returns the tokens, the position where lexing stopped (just
-        after the value when it ended, before an unfinished escape or scalar to present again, else
-        the end of `text`), and the error that stopped the text being JSON, if any: the tokens
-        completed before an error come back too, so that no chunking loses them."""
+        after the value when it ended, before an unfinished escape or scalar to present again, after
+        the `most`-th token when given, else the end of `text`), and the error that stopped the text
+        being JSON, if any: the tokens completed before an error come back too, so that no chunking
+        loses them. Stopping after `most` tokens is a chunk boundary there, nothing else."""
         n = len(text)
         if self._in_string and _STRING_SPECIAL.search(text, pos) is None:
             # The common case while a long string argument streams: the whole rest is content.
@@ -146,7 +147,7 @@ class JsonLexer:
         tokens: list[Token] = []
         i = pos
         try:
-            while i < n and self._expect != _DONE:
+            while i < n and self._expect != _DONE and (most is None or len(tokens) < most):
                 if self._in_string:
                     stop = self._lex_string(text, i, tokens)
                     if type(stop) is Unfinished:
