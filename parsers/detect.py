@@ -221,15 +221,25 @@ def assistant_turn(render: Render, messages: list[dict[str, Any]], closing: str)
 
 def _reads_back(calls: list[tuple[str, dict[str, Any]]], expected: list[tuple[str, dict[str, Any]]]) -> int | None:
     """0: exactly the expected calls; 1: the same calls with a non-empty part of their arguments
-    (formats that write only some arguments, e.g. one string argument per call); None: not them."""
+    (formats that write only some arguments, e.g. one string argument per call); 2: the same calls
+    with every value written as a string (a template that quotes them all, as vLLM's Llama 4
+    pythonic example does); None: not them."""
     if calls == expected:
         return 0
     if len(calls) != len(expected):
         return None
+    fit = 1
     for (name, arguments), (want_name, want) in zip(calls, expected, strict=True):
-        if name != want_name or not arguments or any(want.get(k, object()) != v for k, v in arguments.items()):
+        if name != want_name or not arguments:
             return None
-    return 1
+        for key, value in arguments.items():
+            if key not in want:
+                return None
+            if want[key] != value:
+                if value != (want[key] if isinstance(want[key], str) else json.dumps(want[key])):
+                    return None
+                fit = 2
+    return fit
 
 
 _EMPTIED_ELEMENT = re.compile(r"<([A-Za-z_][\w:.-]*)>\s*</\1>")
@@ -369,6 +379,16 @@ def detect_template(tokenizer: Any, template: str | None = None, source: str = "
             detection.parser, detection.candidates = found[0], found
             detection.writes, detection.probe = turn, shape.describe()
             break
+    if detection.parser is not None and not any(
+        m in (detection.writes or "") for m in FORMATS[detection.parser].markers
+    ):
+        # A history read with none of the format's markers (bare JSON, a bare list), in a prompt
+        # that teaches another format's markers: the model writes those (Phi-4-mini's
+        # `functools[..]`, whose template drops it from the history): the format whose markers match.
+        taught = [name for name in taught_formats(render) if name not in detection.candidates]
+        if taught:
+            detection.parser, detection.candidates = taught[0], [*taught, *detection.candidates]
+            detection.taught_only = True
     if detection.parser is None and first_turn is not None:
         detection.probe, detection.writes = first_turn[0].describe(), first_turn[1]
     if detection.parser is None and not _writes_calls(detection.writes):

@@ -467,3 +467,37 @@ def test_a_format_taught_only_by_the_instructions_is_named_and_said(carrier):
     # The same instructions without the closing marker teach no format of ours.
     half = TAUGHT_ONLY.replace("<|tool_call_end|>", "")
     assert detect_template(carrier, half, "half").parser is None
+
+
+MARKER_DROPPED = """{%- for m in messages %}<|im_start|>{{ m.role }}
+{%- if m.role == 'user' and tools %}
+Tools: {{ tools | tojson }}
+Prefix your calls with the functools marker: functools[{"name": .., "arguments": {..}}]
+{%- endif %}
+{%- if m.tool_calls %}{% for c in m.tool_calls %}
+{{ {"name": c.function.name, "arguments": c.function.arguments} | tojson }}{% endfor %}
+{%- else %}
+{{ m.content or '' }}{% endif %}<|im_end|>
+{% endfor %}{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif %}"""
+"""Phi-4-mini's shape (vLLM's example template): the instructions teach `functools[..]`, the history
+writes the bare JSON object, which llama_json reads."""
+
+
+def test_the_format_whose_markers_the_prompt_teaches_beats_a_markerless_reading(carrier):
+    detection = detect_template(carrier, MARKER_DROPPED, "marker dropped")
+    assert detection.parser == "phi4_json" and "llama_json" in detection.candidates
+    # Without the instructions, the history's reading stands.
+    plain = MARKER_DROPPED.replace("Prefix your calls with the functools marker: functools[", "Call as [")
+    assert detect_template(carrier, plain, "plain").parser == "llama_json"
+
+
+def test_a_template_that_quotes_every_value_is_read_by_its_format(carrier):
+    """vLLM's Llama 4 pythonic example writes `days="3"`: the call is the format's, its values text."""
+    template = TAUGHT_ONLY.replace(
+        "{{ m.content or '' }}",
+        "{% if m.tool_calls %}[{% for c in m.tool_calls %}{{ c.function.name }}("
+        "{% for k, v in (c.function.arguments | items) %}{{ k }}=\"{{ v }}\"{{ ', ' if not loop.last }}"
+        "{% endfor %}){% endfor %}]{% else %}{{ m.content or '' }}{% endif %}",
+    ).replace("<|tool_call_start|>[name(argument=value)]<|tool_call_end|>", "[name(argument=value)]")
+    assert detect_template(carrier, template, "quoted").parser == "llama_pythonic"
