@@ -43,10 +43,10 @@ from ..core.ids import IdFactory
 from ..core.json_lexer import json_string_body
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
-from ..core.typed_values import decoded_string, schema_types
+from ..core.typed_values import decoded_string
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
 from .channel_messages import CALL, ChannelStream, calls_after_prompt
-from .grammar import Element, const, json_value, optional, raw_text, regex, sequence, structural, tag, triggered
+from .grammar import Element, const, declared_arguments, optional, regex, sequence, structural, tag, triggered
 from .harmony_json import CALL_END, CHANNEL, CLOSERS, CONSTRAIN, END, MESSAGE, PLAIN_THINK, RETURN, START
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import raw_value
@@ -209,25 +209,15 @@ def _parameters(parameters: dict[str, Any], pinned: bool) -> Element:
     """A pinned tool's declared keys in their order (the required ones present), each value any
     text where its schema admits a string and else JSON of its schema, then (unless the schema closes
     the object) any other keys; an unpinned tool: any keys with any text."""
-    properties = parameters.get("properties") if pinned else None
-    properties = properties if isinstance(properties, dict) else {}
-    required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
-    elements: list[Element] = []
-    for key, schema in properties.items():
-        types = schema_types(schema)
-        content = (
-            raw_text(schema, _ANY_TEXT, after="\n")
-            if not types or "string" in types
-            else sequence(json_value(schema), const("\n"))
-        )
-        parameter = tag(f'{PARAM_OPEN}"{key}">\n', content, PARAM_CLOSE)
-        elements.append(parameter if key in required else optional(parameter))
-    if not pinned or parameters.get("additionalProperties", True) is not False:
-        free = sequence(const(f'{PARAM_OPEN}"'), regex(r'[^"<>\n]+'), tag('">\n', _ANY_TEXT, PARAM_CLOSE))
-        elements.append({"type": "star", "content": free})
-    if not elements:
-        return const("")
-    return elements[0] if len(elements) == 1 else sequence(*elements)
+    other = sequence(const(f'{PARAM_OPEN}"'), regex(r'[^"<>\n]+'), tag('">\n', _ANY_TEXT, PARAM_CLOSE))
+    return declared_arguments(
+        parameters,
+        pinned,
+        lambda key, value: tag(f'{PARAM_OPEN}"{key}">\n', value, PARAM_CLOSE),
+        other,
+        _ANY_TEXT,
+        "\n",
+    )
 
 
 def _call_tags(

@@ -9,10 +9,10 @@ at once) and strict `auto` (free text, where the format's openers start calls to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.typed_values import pinned_strings
+from ..core.typed_values import pinned_strings, schema_types
 from .spec import ConstraintRequest
 
 Element = dict[str, Any]
@@ -42,6 +42,38 @@ def raw_text(schema: Any, free: Element, after: str = "") -> Element:
     choices = one_of([const(value) for value in pinned if value])
     member = optional(choices) if "" in pinned else choices
     return sequence(member, const(after)) if after else member
+
+
+def declared_arguments(
+    parameters: dict[str, Any],
+    pinned: bool,
+    declared: Callable[[str, Element], Element],
+    other: Element,
+    text: Element,
+    after: str = "",
+) -> Element:
+    """A call's arguments in a format's own tags, for spellings xgrammar has no style for: a pinned
+    tool's declared keys in their order (the required ones present), each `declared(key, value)`,
+    the value `raw_text(schema, text, after)` where its schema admits a string (the raw value is that
+    text) and else JSON of its schema then `after`; then, unless the schema closes the object, any
+    number of `other` (any other key, a declared one too). An unpinned tool: any number of `other`."""
+    properties = parameters.get("properties") if pinned else None
+    properties = properties if isinstance(properties, dict) else {}
+    required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
+    elements: list[Element] = []
+    for key, schema in properties.items():
+        types = schema_types(schema)
+        if not types or "string" in types:
+            value = raw_text(schema, text, after)
+        else:
+            value = sequence(json_value(schema), const(after)) if after else json_value(schema)
+        element = declared(key, value)
+        elements.append(element if key in required else optional(element))
+    if not pinned or parameters.get("additionalProperties", True) is not False:
+        elements.append({"type": "star", "content": other})
+    if not elements:
+        return const("")
+    return elements[0] if len(elements) == 1 else sequence(*elements)
 
 
 def optional(content: Element) -> Element:

@@ -12,21 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.typed_values import schema_types
 from ..core.xml_parameters import ValueEnd
-from .grammar import (
-    Element,
-    const,
-    json_value,
-    optional,
-    raw_text,
-    regex,
-    repeated,
-    sequence,
-    structural,
-    tag,
-    triggered,
-)
+from .grammar import Element, const, declared_arguments, regex, repeated, sequence, structural, tag, triggered
 from .schema_styles import styled_arguments
 from .spec import Call, Constraint, ConstraintRequest, Writer
 from .xml_blocks import XmlBlockTags, raw_value
@@ -131,22 +118,11 @@ def tagged_pairs(kv: KeyValueTags, line: str = "") -> ArgumentsElement:
 
     text = {"type": "any_text", "excludes": [kv.value_close]}  # a value never runs into the next pair
 
+    free = tag(kv.key_close + line + kv.value_open, text, kv.value_close + line)
+    other = sequence(const(kv.key_open), regex(r"[^<>\s]+"), free)
+
     def arguments(request: ConstraintRequest, name: str) -> Element:
-        parameters, pinned = request.parameters(name), request.pins(name)
-        properties = parameters.get("properties") if pinned else None
-        properties = properties if isinstance(properties, dict) else {}
-        required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
-        elements: list[Element] = []
-        for key, schema in properties.items():
-            types = schema_types(schema)
-            value = pair(key, raw_text(schema, text) if not types or "string" in types else json_value(schema))
-            elements.append(value if key in required else optional(value))
-        if not pinned or parameters.get("additionalProperties", True) is not False:
-            free = tag(kv.key_close + line + kv.value_open, text, kv.value_close + line)
-            elements.append({"type": "star", "content": sequence(const(kv.key_open), regex(r"[^<>\s]+"), free)})
-        if not elements:
-            return const("")
-        return elements[0] if len(elements) == 1 else sequence(*elements)
+        return declared_arguments(request.parameters(name), request.pins(name), pair, other, text)
 
     return arguments
 

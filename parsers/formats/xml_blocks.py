@@ -39,10 +39,10 @@ from ..core.json_lexer import json_string_body
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import ANY_SPACE, FormatStream, NotACall
-from ..core.typed_values import decoded_string, schema_types
+from ..core.typed_values import decoded_string
 from ..core.xml_attributes import tag_attributes as tag_attributes  # re-exported for deepseek_dsml
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
-from .grammar import Element, const, json_value, optional, raw_text, regex, sequence, tag
+from .grammar import Element, const, declared_arguments, regex, sequence, tag
 
 # States: text outside blocks; in a block between calls; in a call between parameters; in a tag's
 # NAME; in a VALUE; in a broken call, skipping to its CALL_CLOSE; in a JSON body, and after it. A
@@ -63,21 +63,11 @@ def named_parameters(parameters: dict[str, Any], pinned: bool, param_open: str, 
     (the required ones present), each value any text where its schema admits a string (the raw value
     is that text) and else JSON of its schema; then, unless the schema closes the object, any other
     keys with any text. An unpinned tool: any keys with any text."""
-    properties = parameters.get("properties") if pinned else None
-    properties = properties if isinstance(properties, dict) else {}
-    required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
-    elements: list[Element] = []
-    for key, schema in properties.items():
-        types = schema_types(schema)
-        content = raw_text(schema, {"type": "any_text"}) if not types or "string" in types else json_value(schema)
-        parameter = tag(f'{param_open}"{key}">', content, close)
-        elements.append(parameter if key in required else optional(parameter))
-    if not pinned or parameters.get("additionalProperties", True) is not False:
-        free = sequence(const(f'{param_open}"'), regex(r'[^"<>]+'), tag('">', {"type": "any_text"}, close))
-        elements.append({"type": "star", "content": free})
-    if not elements:
-        return const("")
-    return elements[0] if len(elements) == 1 else sequence(*elements)
+    text: Element = {"type": "any_text"}
+    other = sequence(const(f'{param_open}"'), regex(r'[^"<>]+'), tag('">', text, close))
+    return declared_arguments(
+        parameters, pinned, lambda key, value: tag(f'{param_open}"{key}">', value, close), other, text
+    )
 
 
 @dataclass(frozen=True, slots=True)
