@@ -290,4 +290,6 @@ FORMAT = Format(
     typed_values=True,
     sglang_names=("beam",),
     models="Beam",
+    reasoning_openers=(),
+    think_blocks=False,
 )

@@ -251,4 +251,6 @@ FORMAT = Format(
     vllm_names=("openai",),
     sglang_names=("gpt-oss",),
     models="gpt-oss-20b / gpt-oss-120b (Harmony)",
+    reasoning_openers=(),
+    think_blocks=False,
 )

@@ -171,4 +171,6 @@ FORMAT = Format(
     vllm_names=("inkling",),
     sglang_names=("inkling",),
     models="Inkling",
+    reasoning_openers=(),
+    think_blocks=False,
 )

@@ -296,4 +296,5 @@ FORMAT = Format(
     auto=auto_constraint,
     pins_arguments=False,
     models="agents that prompt gptme-style (any model with our template)",
+    reasoning_openers=(),
 )

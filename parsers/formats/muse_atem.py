@@ -285,4 +285,6 @@ FORMAT = Format(
     vllm_names=("muse_glimmer",),
     sglang_names=("muse",),
     models="Muse Glimmer",
+    reasoning_openers=(),
+    think_blocks=False,
 )

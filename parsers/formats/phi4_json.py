@@ -60,4 +60,5 @@ FORMAT = Format(
     call_tag=CallTag(MARKER + '[{{"name": "{name}", "arguments": ', "}]", MARKER),
     vllm_names=("phi4_mini_json",),
     models="Microsoft Phi-4-mini",
+    reasoning_openers=(),
 )

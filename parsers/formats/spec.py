@@ -115,6 +115,12 @@ class Format:
       built-ins' corpus scores measure against them.
     - `models`: the models that write this format, for people (the README's format table and
       `toolcall-parsers formats` show it).
+    - `reasoning_openers`: the markers whose appearance inside an unclosed think block opens a
+      call (`core.reasoning`); None: the first of `markers`. Empty where the format has no marker
+      that prose would not write (a code fence, a bare word) or reasons in its own messages.
+    - `think_blocks`: the format's models reason in think blocks (its `think_pairs`), so it has a
+      reasoning parser of ours; False where they reason in messages of their own (Harmony's
+      `analysis` channel), which the format machine reads as text with its markup.
     """
 
     name: str
@@ -136,6 +142,8 @@ class Format:
     vllm_names: tuple[str, ...] = ()
     sglang_names: tuple[str, ...] = ()
     models: str = ""
+    reasoning_openers: tuple[str, ...] | None = None
+    think_blocks: bool = True
 
     def stream(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any
@@ -157,11 +165,23 @@ class Format:
     def think_markers(self) -> tuple[str, str]:
         """The reasoning markers the format's stream reads by default (its first pair; `<think>` where
         it reads none), for tools and tests that write reasoning around the format's markup."""
+        return self.think_pairs[0]
+
+    @property
+    def think_pairs(self) -> tuple[tuple[str, str], ...]:
+        """Every (open, close) pair of reasoning markers the format's stream reads by default;
+        `<think>` where it reads none. Our reasoning parser of the format splits on them."""
         default = inspect.signature(self.stream_class).parameters.get("think_markers")
         markers = default.default if default is not None else None
         if not markers:
-            return ("<think>", "</think>")
-        return markers if isinstance(markers[0], str) else markers[0]
+            return (("<think>", "</think>"),)
+        return (markers,) if isinstance(markers[0], str) else tuple(markers)
+
+    @property
+    def call_openers(self) -> tuple[str, ...]:
+        """The markers that open a call inside an unclosed think block (`core.reasoning`): the
+        format's first marker, unless `reasoning_openers` says otherwise."""
+        return self.markers[:1] if self.reasoning_openers is None else self.reasoning_openers
 
     @property
     def class_stem(self) -> str:

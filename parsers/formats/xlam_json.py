@@ -94,4 +94,5 @@ FORMAT = Format(
     required=required_constraint,
     vllm_names=("xlam",),
     models="Salesforce xLAM-2 (Llama-xLAM-2-8b / 70b-fc-r, xLAM-2-1b / 3b / 32b-fc-r), xLAM-7b-fc-r",
+    reasoning_openers=(),
 )

@@ -13,13 +13,18 @@ from toolcall_parsers.formats import FORMATS
 
 PARSERS = {name: fmt.class_stem + "ToolParser" for name, fmt in FORMATS.items()}
 """`--tool-call-parser` name -> its class in `toolcall_parsers.vllm.parsers` (made there from the spec)."""
+REASONING_PARSERS = {name: fmt.class_stem + "ReasoningParser" for name, fmt in FORMATS.items() if fmt.think_blocks}
+"""`--reasoning-parser` name -> its class there: a format's own, to pair with its tool parser."""
 
 
 def register() -> None:
+    from vllm.reasoning import ReasoningParserManager
     from vllm.tool_parsers import ToolParserManager
 
     for name, class_name in PARSERS.items():
         ToolParserManager.register_lazy_module(name, "toolcall_parsers.vllm.parsers", class_name)
+    for name, class_name in REASONING_PARSERS.items():
+        ReasoningParserManager.register_lazy_module(name, "toolcall_parsers.vllm.parsers", class_name)
     # `auto`: detects the format from the served chat template, then builds that parser (vllm/auto.py).
     ToolParserManager.register_lazy_module("auto", "toolcall_parsers.vllm.auto", "AutoToolParser")
 

@@ -1,0 +1,278 @@
+"""Reasoning before the answer: the split that a reasoning parser of ours makes, sans I/O.
+
+A reasoning model writes a think block (`<think>..</think>`, or its family's markers) and then its
+answer, with calls. This machine splits the output into `Reasoning` text and the rest (`Text`,
+which a format machine then reads for calls), the same way for a finished output and for any
+chunking of it, so that a reasoning parser and a tool parser composed by an engine tell one story:
+
+- **Where reasoning is.** The output's first think block, where the output starts with one
+  (whitespace before it is dropped), or from the start when the prompt left one open; none when
+  the prompt closed one (thinking switched off);
+  anything else before the answer means the model is not reasoning, and all of it is the answer.
+  The block's markers are dropped, and whitespace at both ends of the reasoning (the block's
+  line breaks) is never sent. A later think block is the answer's text, as the format machines
+  read it (reasoning markup inside an answer never starts a call).
+- **A call inside an unclosed think is a call.** Models that call while thinking (Qwen3.5,
+  DeepSeek V4, Kimi K2) open a call inside the block and never close the block. A call opener
+  inside the block (`openers`, the format's distinctive start markers) holds what follows until
+  the text says which it is: the block's closer after it means the call was drafted in reasoning,
+  and all of it is reasoning; the end of the output without a closer means reasoning ended at the
+  opener, and the rest is the answer (where the format machine reads its calls). So markup named
+  in reasoning prose stays reasoning when the block closes, and a closed block never calls. A
+  closer written inside a held call's value (`{"q": "a </think> b"}`) does not close the block:
+  a `probe`, the format's machine streaming eagerly, reads the held text and says where a call
+  is open.
+  Held text in which the format reads no call (prose naming the marker), and any held text of a
+  request with no tools (or `tool_choice="none"`), is reasoning (`close(calls=...)`). What is held is bounded (`Limits.max_call_chars`); past that it is
+  reasoning, at a place the text fixes, whatever the chunking.
+
+Cost is linear: one `MarkerScanner` pass per state, holding back only a partial marker (or the held
+text, whose length the bound caps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+from dataclasses import dataclass
+
+from .events import CallEnd, CallStart, Text
+from .markers import MarkerScanner, literal_at
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """Reasoning text (the inside of the think block, its markers dropped)."""
+
+    text: str
+
+
+Piece = Reasoning | Text
+
+BEFORE, INSIDE, HELD, AFTER = range(4)
+
+
+class ReasoningSplit:
+    """Splits one output into reasoning and answer text. `pairs`: the think markers the model may
+    write, (open, close), the first being the one an open prompt means; `openers`: call openers that
+    may end an unclosed block; `start`: where the prompt left reasoning (`generation_start`:
+    "before", "opened" in the first pair's block, "closed"); `bound`: the most text held after an
+    opener; `probe`: makes the format's machine (eager streaming) that reads the held text, to
+    tell a closer inside a call's value from the block's."""
+
+    def __init__(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        openers: Sequence[str] = (),
+        *,
+        start: str = "before",
+        bound: int = 1 << 20,
+        probe: Callable[[], Any] | None = None,
+    ) -> None:
+        if not pairs:
+            raise ValueError("a reasoning split needs at least one (open, close) pair")
+        self._closers = dict(pairs)
+        self._open = MarkerScanner(self._closers)
+        self._openers = tuple(openers)
+        self._bound = bound
+        self._state = {"before": BEFORE, "opened": INSIDE, "closed": AFTER}[start]
+        self._inside: MarkerScanner | None = None
+        self._close_only: MarkerScanner | None = None
+        if start == "opened":
+            self._enter(pairs[0][1])
+        self._buf = ""  # a partial marker, or leading whitespace, held until more text comes
+        self._held: list[str] = []  # HELD: the text from the opener on
+        self._held_len = 0
+        self._new_probe = probe
+        self._probe: Any = None  # HELD: the format machine reading the held text
+        self._open_calls = 0
+        self._space = ""  # reasoning whitespace not sent yet (it may be the block's last)
+        self._sent_reasoning = False
+        self._out: list[Piece] = []
+
+    @property
+    def ended(self) -> bool:
+        """Reasoning is over: everything from here on is the answer."""
+        return self._state == AFTER
+
+    @property
+    def holding(self) -> bool:
+        """Text after a call opener inside the block waits for the block's end or the output's."""
+        return self._state == HELD
+
+    def feed(self, text: str) -> list[Piece]:
+        if self._buf:
+            text, self._buf = self._buf + text, ""
+        pos = 0
+        while pos < len(text):
+            pos = self._step(text, pos)
+            if pos < 0:
+                self._buf = text[-pos - 1 :] if pos != -1 - len(text) else ""
+                break
+        return self._drain()
+
+    def close(self, *, calls: bool | Callable[[str], bool] = True) -> list[Piece]:
+        """End of output. `calls` says whether the text held after an opener in an unclosed block
+        calls (then it is the answer; otherwise reasoning): a bool (False: the request may not
+        call), or a test of the held text (whether the format reads a call in it)."""
+        rest, self._buf = self._buf, ""
+        if self._state == BEFORE:
+            self._answer(rest.lstrip())
+        elif self._state == INSIDE:
+            self._reason(rest)
+        elif self._state == HELD:
+            self._take(rest)
+            if calls if isinstance(calls, bool) else calls("".join(self._held)):
+                self._state = AFTER
+                self._answer("".join(self._held))
+                self._held.clear()
+            else:
+                self._release_held()
+        else:
+            self._answer(rest)
+        self._state = AFTER
+        return self._drain()
+
+    # -- the states ---------------------------------------------------------------------------
+
+    def _step(self, text: str, pos: int) -> int:
+        """Read from `pos`; return where reading goes on, or -1 - start of what to hold back."""
+        state = self._state
+        if state == AFTER:
+            self._answer(text[pos:])
+            return len(text)
+        if state == BEFORE:
+            start = len(text) - len(text[pos:].lstrip())
+            if start == len(text):
+                return -1 - pos  # only whitespace so far: it is dropped if a block follows
+            opener = literal_at(text, start, self._closers)
+            if opener is None:
+                return -1 - pos
+            if opener:
+                self._enter(self._closers[opener])
+                self._state = INSIDE
+                return start + len(opener)
+            self._state = AFTER  # the model answers without reasoning
+            self._answer(text[pos:])
+            return len(text)
+        scanner = self._inside if state == INSIDE else self._close_only
+        assert scanner is not None
+        m = scanner.search(text, pos)
+        end = m.start() if m is not None else scanner.releasable(text, pos)
+        if state == HELD and end - pos > self._bound - self._held_len:
+            # Too long to be a call that ends the output: reasoning, cut where the text says.
+            cut = pos + self._bound - self._held_len
+            self._held.append(text[pos:cut])
+            self._release_held()
+            self._state = INSIDE
+            return cut
+        self._take(text[pos:end])
+        if m is None:
+            return len(text) if end == len(text) else -1 - end
+        if state == INSIDE and m.group() in self._openers:
+            self._state = HELD
+            self._probe = self._new_probe() if self._new_probe is not None else None
+            self._open_calls = 0
+            self._take(m.group())
+            return m.end()
+        if state == HELD and self._open_calls:  # the closer is written inside a call's value
+            self._take(m.group())
+            return m.end()
+        if state == HELD:  # the block's closer: what was held was drafted in reasoning
+            self._release_held()
+        self._state = AFTER
+        self._space = ""
+        return m.end()
+
+    def _enter(self, closer: str) -> None:
+        self._inside = MarkerScanner([closer, *self._openers])
+        self._close_only = MarkerScanner([closer])
+
+    def _take(self, text: str) -> None:
+        """Text inside the block: reasoning, or held after an opener."""
+        if not text:
+            return
+        if self._state != HELD:
+            self._reason(text)
+            return
+        self._held.append(text)
+        self._held_len += len(text)
+        if self._probe is not None:
+            for event in self._probe.feed(text):
+                if isinstance(event, CallStart):
+                    self._open_calls += 1
+                elif isinstance(event, CallEnd):
+                    self._open_calls -= 1
+                elif isinstance(event, Text):
+                    self._open_calls = 0  # a call that broke comes back as text
+
+    def _release_held(self) -> None:
+        self._reason("".join(self._held))
+        self._held.clear()
+        self._held_len = 0
+        self._probe = None
+        self._open_calls = 0
+
+    def _reason(self, text: str) -> None:
+        if not self._sent_reasoning:
+            text = text.lstrip()
+        body = text.rstrip()
+        if not body:
+            self._space += text
+            return
+        self._out.append(Reasoning(self._space + body))
+        self._space = text[len(body) :]
+        self._sent_reasoning = True
+
+    def _answer(self, text: str) -> None:
+        if text:
+            self._out.append(Text(text))
+
+    def _drain(self) -> list[Piece]:
+        out, self._out = self._out, []
+        merged: list[Piece] = []
+        run: list[str] = []
+        for i, piece in enumerate(out):
+            run.append(piece.text)
+            if i + 1 == len(out) or type(out[i + 1]) is not type(piece):
+                merged.append(type(piece)("".join(run)))
+                run = []
+        return merged
+
+
+def generation_start(rendered: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """Where a chat template's generation prompt leaves reasoning, from a rendered prompt: "opened"
+    (it ends with an opener: the model's output starts inside the block, as DeepSeek R1's and
+    Qwen3 Thinking's templates do), "closed" (it ends with a closer: thinking was switched off, as
+    Qwen3's `enable_thinking=False` renders an empty block) or "before" (the model opens the block
+    itself, if it reasons at all)."""
+    tail = rendered.rstrip()
+    if any(tail.endswith(closer) for _, closer in pairs):
+        return "closed"
+    if any(tail.endswith(opener) for opener, _ in pairs):
+        return "opened"
+    return "before"
+
+
+_STARTS: dict[tuple[int, str, tuple[tuple[str, str], ...]], str] = {}
+
+
+def template_start(tokenizer: object, template_kwargs: dict[str, object] | None, pairs: Sequence[tuple[str, str]]) -> str:
+    """`generation_start` of the tokenizer's chat template rendered for one user message with the
+    request's template arguments (`enable_thinking`, `thinking`, ...); "before" when it cannot be
+    rendered. Cached per tokenizer and arguments: a reasoning parser is built per request."""
+    kwargs = dict(template_kwargs or {})
+    key = (id(tokenizer), repr(sorted(kwargs.items(), key=lambda item: item[0])), tuple(pairs))
+    start = _STARTS.get(key)
+    if start is None:
+        try:
+            rendered = tokenizer.apply_chat_template(  # type: ignore[attr-defined]
+                [{"role": "user", "content": "Hi"}], tokenize=False, add_generation_prompt=True, **kwargs
+            )
+            start = generation_start(rendered, pairs) if isinstance(rendered, str) else "before"
+        except Exception:
+            start = "before"
+        if len(_STARTS) > 256:
+            _STARTS.clear()
+        _STARTS[key] = start
+    return start

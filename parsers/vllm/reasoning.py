@@ -1,0 +1,183 @@
+"""Our vLLM reasoning parsers: `--reasoning-parser NAME --tool-call-parser NAME`, one per format.
+
+vLLM composes a reasoning parser with a tool parser (`DelegatingParser`, vllm/parser/
+abstract_parser.py): the reasoning parser reads the output first, and once it says reasoning is
+over, the tool parser reads the rest. A finished response goes the same way: `extract_reasoning`
+splits it, and the tool parser reads the content. Ours splits with `core.reasoning.ReasoningSplit`,
+configured from the format's spec (its think markers, its call openers), the same machine for
+both paths, so the composition with our tool parser of the same name is exact.
+
+Facts of vLLM 0.32 it relies on:
+
+- `engine_based_streaming = True`: vLLM then moves to the tool parser when
+  `has_engine_confirmed_reasoning_end()` says so, handing it the `content` of that delta (the answer
+  after the block), and at the end of a stream in which reasoning never ended it calls
+  `finish_streaming()`, whose content, reasoning and tool calls reach the client.
+- A call the model opened inside an unclosed think block is known only at the end of the output,
+  and vLLM then no longer runs the tool parser; so `finish_streaming` reads the held answer with a
+  tool parser of the format itself. The request it needs (the tools) arrives just before, in
+  `get_streaming_fallback_content`.
+- Where the prompt leaves reasoning (open, closed, or to the model) is read from the tokenizer's
+  chat template rendered with the request's template arguments, not from the prompt's token ids:
+  vLLM 0.32 hands those to a streaming reasoning parser only, and a finished response must be
+  split the same way. `is_reasoning_end` of a prompt (which vLLM asks to decide whether reasoning
+  runs at all, and when decoding constraints start) is True only for a prompt that ends with a
+  closed block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from vllm.entrypoints.generate.base.protocol import DeltaMessage
+from vllm.reasoning import ReasoningParser
+
+from .. import parse
+from ..core.limits import Limits
+from ..core.reasoning import Reasoning, ReasoningSplit, template_start
+from ..core.tokens import vocabulary
+from ..formats import Format, get_format
+
+_TAIL_TOKENS = 16
+"""How many of a prompt's last tokens are decoded to see whether it ends with a closed block."""
+
+
+def _calls(fmt: Format, request: Any) -> Callable[[str], bool] | bool:
+    """Whether text held after a call opener in an unclosed think block calls (`ReasoningSplit.close`):
+    never for a request that may not call; else where our format reads a call in it."""
+    if not getattr(request, "tools", None) or getattr(request, "tool_choice", None) == "none":
+        return False
+    tools = request.tools
+    return lambda held: bool(parse(fmt.name, held, tools).calls)
+
+
+class FormatReasoningParser(ReasoningParser):
+    """Splits reasoning from the answer for the format named by `format_name` (a subclass per
+    format, made in `parsers.py`)."""
+
+    format_name: ClassVar[str]
+    engine_based_streaming = True
+
+    def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(tokenizer, *args, **kwargs)
+        self._format: Format = get_format(self.format_name)
+        self._pairs = self._format.think_pairs
+        self._start = template_start(tokenizer, kwargs.get("chat_template_kwargs"), self._pairs)
+        vocab = vocabulary(tokenizer)
+        closers = [vocab.token_id(closer) if vocab is not None else None for _, closer in self._pairs]
+        self._closer_ids = frozenset(i for i in closers if i is not None)
+        self._split: ReasoningSplit | None = None
+        self._request: Any = None
+
+    def _new_split(self) -> ReasoningSplit:
+        return ReasoningSplit(
+            self._pairs,
+            self._format.call_openers,
+            start=self._start,
+            bound=Limits.from_env().max_call_chars,
+            probe=lambda: self._format.stream(streaming="eager"),
+        )
+
+    @property
+    def reasoning_start_str(self) -> str | None:
+        return self._pairs[0][0]
+
+    @property
+    def reasoning_end_str(self) -> str | None:
+        return self._pairs[0][1]
+
+    # -- token ids: when reasoning has ended (vLLM's decoding constraints ask) -----------------
+
+    def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
+        """A prompt that ends with a closed block (thinking switched off); vLLM asks this of the
+        prompt, to decide whether the output reasons at all."""
+        if not input_ids:
+            return False
+        tail = self.model_tokenizer.decode(list(input_ids[-_TAIL_TOKENS:])).rstrip()
+        return any(tail.endswith(closer) for _, closer in self._pairs)
+
+    def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Any) -> bool:
+        delta = list(delta_ids)
+        if self._closer_ids:
+            return any(token in self._closer_ids for token in delta)
+        text = self.model_tokenizer.decode(list(input_ids[-(len(delta) + _TAIL_TOKENS) :]))
+        return any(closer in text for _, closer in self._pairs)
+
+    def extract_content_ids(self, input_ids: list[int]) -> list[int]:
+        for i in range(len(input_ids) - 1, -1, -1):
+            if input_ids[i] in self._closer_ids:
+                return input_ids[i + 1 :]
+        return input_ids
+
+    # -- finished responses -------------------------------------------------------------------
+
+    def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
+        split = self._new_split()
+        pieces = split.feed(model_output) + split.close(calls=_calls(self._format, request))
+        reasoning = "".join(p.text for p in pieces if isinstance(p, Reasoning))
+        content = "".join(p.text for p in pieces if not isinstance(p, Reasoning))
+        return reasoning or None, content or None
+
+    # -- streaming ----------------------------------------------------------------------------
+
+    def extract_reasoning_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+    ) -> DeltaMessage | None:
+        if self._split is None:
+            self._split = self._new_split()
+        return _delta(self._split.feed(current_text[len(previous_text) :]))
+
+    def has_engine_confirmed_reasoning_end(self) -> bool:
+        return self._split is not None and self._split.ended
+
+    def get_streaming_fallback_content(self, text: str, request: Any) -> str | None:
+        """Called at the end of a stream whose reasoning never ended: keeps the request, whose
+        tools `finish_streaming` needs; promotes nothing (the split decides)."""
+        self._request = request
+        return None
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        """vLLM calls this when reasoning ends (nothing is held then) and at the end of a stream
+        whose reasoning never ended: settle the split, and read an answer that a call opened inside
+        the block with our tool parser of the format."""
+        split = self._split
+        if split is None or split.ended:
+            return None
+        request = self._request
+        pieces = split.close(calls=_calls(self._format, request))
+        delta = _delta([p for p in pieces if isinstance(p, Reasoning)])
+        answer = "".join(p.text for p in pieces if not isinstance(p, Reasoning))
+        if not answer:
+            return delta
+        from .parsers import PARSER_CLASSES
+
+        tool_parser = PARSER_CLASSES[self.format_name](self.model_tokenizer, getattr(request, "tools", None))
+        read = [
+            tool_parser.extract_tool_calls_streaming("", answer, answer, [], [], [], request),
+            tool_parser.finish_streaming(),
+        ]
+        for part in read:
+            if part is None:
+                continue
+            if delta is None:
+                delta = DeltaMessage()
+            if part.content:
+                delta.content = (delta.content or "") + part.content
+            if part.tool_calls:
+                delta.tool_calls = [*delta.tool_calls, *part.tool_calls]
+        return delta
+
+
+def _delta(pieces: Sequence[Any]) -> DeltaMessage | None:
+    reasoning = "".join(p.text for p in pieces if isinstance(p, Reasoning))
+    content = "".join(p.text for p in pieces if not isinstance(p, Reasoning))
+    if not reasoning and not content:
+        return None
+    return DeltaMessage(reasoning=reasoning or None, content=content or None)
