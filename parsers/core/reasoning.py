@@ -21,10 +21,10 @@ chunking of it, so that a reasoning parser and a tool parser composed by an engi
   in reasoning prose stays reasoning when the block closes, and a closed block never calls. A
   closer written inside a held call's value (`{"q": "a </think> b"}`) does not close the block:
   a `probe`, the format's machine streaming eagerly, reads the held text and says where a call
-  is open.
-  Held text in which the format reads no call (prose naming the marker), and any held text of a
-  request with no tools (or `tool_choice="none"`), is reasoning (`close(calls=...)`). What is held is bounded (`Limits.max_call_chars`); past that it is
-  reasoning, at a place the text fixes, whatever the chunking.
+  is open. Held text in which the format reads no call (prose naming the marker), and any held
+  text of a request with no tools (or `tool_choice="none"`), is reasoning (`close(calls=...)`).
+  What is held is bounded (`Limits.max_call_chars`); past that it is reasoning, at a place the
+  text fixes, whatever the chunking.
 
 Cost is linear: one `MarkerScanner` pass per state, holding back only a partial marker (or the held
 text, whose length the bound caps).
@@ -33,8 +33,8 @@ text, whose length the bound caps).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 from .events import CallEnd, CallStart, Text
 from .markers import MarkerScanner, literal_at
@@ -257,7 +257,9 @@ def generation_start(rendered: str, pairs: Sequence[tuple[str, str]]) -> str:
 _STARTS: dict[tuple[int, str, tuple[tuple[str, str], ...]], str] = {}
 
 
-def template_start(tokenizer: object, template_kwargs: dict[str, object] | None, pairs: Sequence[tuple[str, str]]) -> str:
+def template_start(
+    tokenizer: object, template_kwargs: dict[str, object] | None, pairs: Sequence[tuple[str, str]]
+) -> str:
     """`generation_start` of the tokenizer's chat template rendered for one user message with the
     request's template arguments (`enable_thinking`, `thinking`, ...); "before" when it cannot be
     rendered. Cached per tokenizer and arguments: a reasoning parser is built per request."""
