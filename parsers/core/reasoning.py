@@ -254,7 +254,7 @@ def generation_start(rendered: str, pairs: Sequence[tuple[str, str]]) -> str:
     return "before"
 
 
-_STARTS: dict[tuple[int, str, tuple[tuple[str, str], ...]], str] = {}
+_STARTS: dict[tuple[int, int, str, tuple[tuple[str, str], ...]], str] = {}
 
 
 def template_start(
@@ -264,7 +264,8 @@ def template_start(
     request's template arguments (`enable_thinking`, `thinking`, ...); "before" when it cannot be
     rendered. Cached per tokenizer and arguments: a reasoning parser is built per request."""
     kwargs = dict(template_kwargs or {})
-    key = (id(tokenizer), repr(sorted(kwargs.items(), key=lambda item: item[0])), tuple(pairs))
+    template = getattr(tokenizer, "chat_template", None)
+    key = (id(tokenizer), hash(repr(template)), repr(sorted(kwargs.items(), key=lambda item: item[0])), tuple(pairs))
     start = _STARTS.get(key)
     if start is None:
         try:

@@ -32,3 +32,10 @@ def register() -> None:
     from .auto import AutoDetector
 
     FunctionCallParser.ToolCallParserEnum["auto"] = AutoDetector
+    # `--reasoning-parser NAME`: our reasoning detectors, one per think-block format (sglang/reasoning.py).
+    # SGLang's argument check lists `ReasoningParser.DetectorMap` once that module is imported.
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    from .reasoning import REASONING_DETECTORS
+
+    ReasoningParser.DetectorMap.update(REASONING_DETECTORS)

@@ -159,8 +159,11 @@ class FormatReasoningParser(ReasoningParser):
         from .parsers import PARSER_CLASSES
 
         tool_parser = PARSER_CLASSES[self.format_name](self.model_tokenizer, getattr(request, "tools", None))
+        # The answer's token ids: a format whose marker is a special token (Mistral's [TOOL_CALLS])
+        # tells the marker from the same text written as prose by them.
+        ids = self.model_tokenizer.encode(answer, add_special_tokens=False)
         read = [
-            tool_parser.extract_tool_calls_streaming("", answer, answer, [], [], [], request),
+            tool_parser.extract_tool_calls_streaming("", answer, answer, [], ids, ids, request),
             tool_parser.finish_streaming(),
         ]
         for part in read:

@@ -1,0 +1,170 @@
+"""Reasoning and calls exact together: our reasoning parser and our tool parser of each format,
+composed by vLLM's real `ParserManager` / `DelegatingParser`, finished and streamed with real token
+deltas (the format's markers and think markers single tokens), on the reasoning documents of
+`fuzzing.reasoning` (the shapes reasoning models write, and fuzz documents), with a prompt whose
+chat template leaves reasoning open, closed or to the model. And the split itself
+(`core.reasoning.ReasoningSplit`): any chunking gives the same pieces, and no character is lost.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("vllm")
+
+from fuzzing.reasoning import Doc, random_document, reasoning_formats, scenarios
+from reasoning_scores import chat_template, composed, finished, normal, reasoning_tokenizer, streamed
+from toolcall_parsers.core.reasoning import Reasoning, ReasoningSplit, generation_start
+from toolcall_parsers.formats import FORMATS
+from vllm.plugins import load_general_plugins
+from vllm.reasoning import ReasoningParserManager
+
+FORMATS_WITH_THINK = reasoning_formats()
+SCENARIOS = [doc for fmt in FORMATS_WITH_THINK for doc in scenarios(fmt)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def plugins():
+    load_general_plugins()
+
+
+_TOKENIZERS: dict[str, Any] = {}
+
+
+def tokenizer_for(fmt: str) -> Any:
+    if fmt not in _TOKENIZERS:
+        _TOKENIZERS[fmt] = reasoning_tokenizer(fmt)
+    return _TOKENIZERS[fmt]
+
+
+def check(doc: Doc, groups: tuple[int, ...] = (1, 3)) -> None:
+    tokenizer = tokenizer_for(doc.fmt)
+    tokenizer.chat_template = chat_template(doc)
+    parser_cls = composed(doc.fmt, doc.fmt, tokenizer)
+    want = normal(doc.expected())
+    assert finished(parser_cls, tokenizer, doc) == want
+    ids = tokenizer.encode(doc.text, add_special_tokens=False)
+    from bench import token_deltas
+
+    tokens = token_deltas(tokenizer, doc.text)
+    for group in groups:
+        deltas = [
+            ("".join(t for t, _ in tokens[i : i + group]), [x for _, d in tokens[i : i + group] for x in d])
+            for i in range(0, len(tokens), group)
+        ]
+        assert sum(len(d) for _, d in deltas) == len(ids)
+        assert streamed(parser_cls, tokenizer, doc, deltas) == want, f"{group} tokens per delta"
+
+
+@pytest.mark.parametrize("doc", SCENARIOS, ids=[f"{d.fmt}:{d.name}" for d in SCENARIOS])
+def test_scenarios_through_vllm(doc):
+    check(doc)
+
+
+def test_scenarios_mean_what_they_say():
+    """Each shape holds the calls it is named for, in every format (a check on the writers and on
+    the formats' reading of the answer part)."""
+    wrong = [
+        (doc.fmt, doc.name, len(doc.expected()[2]))
+        for doc in SCENARIOS
+        if doc.calls is not None and len(doc.expected()[2]) != doc.calls
+    ]
+    assert wrong == []
+
+
+@pytest.mark.parametrize("fmt", FORMATS_WITH_THINK)
+def test_fuzz_documents_through_vllm(fmt):
+    rng = random.Random(f"test-reasoning-{fmt}")
+    for _ in range(6):
+        check(random_document(rng, fmt), groups=(1,))
+
+
+@pytest.mark.parametrize("fmt", FORMATS_WITH_THINK)
+def test_registered_under_the_format_name(fmt):
+    cls = ReasoningParserManager.get_reasoning_parser(fmt)
+    assert cls.format_name == fmt
+
+
+def test_channel_formats_have_no_reasoning_parser():
+    for name, fmt in FORMATS.items():
+        if not fmt.think_blocks:
+            with pytest.raises(KeyError):
+                ReasoningParserManager.get_reasoning_parser(name)
+
+
+@pytest.mark.parametrize(
+    ("rendered", "start"),
+    [
+        ("<|im_start|>assistant\n", "before"),
+        ("<|im_start|>assistant\n<think>\n", "opened"),
+        ("<|im_start|>assistant\n<think>\n\n</think>\n\n", "closed"),
+        ("<think>old</think><|im_start|>assistant\n", "before"),
+    ],
+)
+def test_generation_start(rendered, start):
+    assert generation_start(rendered, [("<think>", "</think>")]) == start
+
+
+def test_prompt_that_closes_reasoning_ends_it_and_one_that_opens_does_not():
+    tokenizer = tokenizer_for("hermes_json")
+    parser = ReasoningParserManager.get_reasoning_parser("hermes_json")(tokenizer)
+    closed = tokenizer.encode("<|im_start|>assistant\n<think>\n\n</think>\n\n", add_special_tokens=False)
+    opened = tokenizer.encode("<|im_start|>assistant\n<think>\n", add_special_tokens=False)
+    history = tokenizer.encode("<think>a</think>b<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)
+    assert parser.is_reasoning_end(closed)
+    assert not parser.is_reasoning_end(opened)
+    assert not parser.is_reasoning_end(history)
+    closer = tokenizer.convert_tokens_to_ids("</think>")
+    assert parser.is_reasoning_end_streaming([1, closer], [closer])
+    assert not parser.is_reasoning_end_streaming([1, 2], [2])
+    assert parser.extract_content_ids([5, closer, 7, 8]) == [7, 8]
+
+
+# -- the split: chunking invariance and nothing lost --------------------------------------------
+
+PAIRS = [("<think>", "</think>")]
+OPENERS = ["<tool_call>"]
+ALPHABET = st.sampled_from(["<think>", "</think>", "<tool_call>", "</tool_call>", "<", "/", "a", " ", "\n", "<th"])
+
+
+def split_all(text: str, cuts: list[int], start: str, calls: bool) -> list[Any]:
+    split = ReasoningSplit(PAIRS, OPENERS, start=start, bound=40)
+    pieces, at = [], 0
+    for cut in sorted(set(cuts)):
+        pieces += split.feed(text[at:cut])
+        at = cut
+    pieces += split.feed(text[at:])
+    pieces += split.close(calls=calls)
+    return pieces
+
+
+def joined(pieces: list[Any]) -> tuple[str, str]:
+    reasoning = "".join(p.text for p in pieces if isinstance(p, Reasoning))
+    return reasoning, "".join(p.text for p in pieces if not isinstance(p, Reasoning))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(ALPHABET, max_size=30).map("".join),
+    st.lists(st.integers(0, 120), max_size=8),
+    st.sampled_from(["before", "opened", "closed"]),
+    st.booleans(),
+)
+def test_split_is_chunking_proof_and_loses_nothing(text, cuts, start, calls):
+    whole = joined(split_all(text, [], start, calls))
+    assert joined(split_all(text, cuts, start, calls)) == whole
+    assert joined(split_all(text, list(range(len(text) + 1)), start, calls)) == whole
+    reasoning, answer = whole
+    # Nothing lost: the markers the split drops, and whitespace at the ends of the reasoning
+    # and before the answer, are all that is missing.
+    kept = "".join(ch for ch in reasoning + answer if not ch.isspace())
+    source = "".join(ch for ch in text if not ch.isspace())
+    for marker in ("<think>", "</think>"):
+        if source.count(marker) != kept.count(marker):
+            source = source.replace(marker, "", source.count(marker) - kept.count(marker))
+    assert kept == source
