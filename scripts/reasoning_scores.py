@@ -207,17 +207,17 @@ def main() -> None:
             engine_tools = FORMATS[fmt].vllm_names[:1]
             engine = "-"
             if engine_tools:
-                cls = _try(lambda: composed(engine_tools[0], reasoning, tokenizer))
+                cls = _try(composed, engine_tools[0], reasoning, tokenizer)
                 engine = _score(cls, tokenizer, docs, f"{fmt} {reasoning}+{engine_tools[0]}", args.show_cases)
-            cls = _try(lambda: composed(fmt, reasoning, tokenizer))
+            cls = _try(composed, fmt, reasoning, tokenizer)
             mixed = _score(cls, tokenizer, docs, f"{fmt} {reasoning}+ours", args.show_cases)
             label = f"{reasoning} (+ {engine_tools[0]})" if engine_tools else reasoning
             print(f"| {fmt} | {label} | {len(docs)} | {ours} | {engine} | {mixed} |")
 
 
-def _try(build: Any) -> Any:
+def _try(build: Any, *args: Any) -> Any:
     try:
-        return build()
+        return build(*args)
     except Exception as exc:
         return exc
 
@@ -231,7 +231,8 @@ def _score(parser_cls: Any, tokenizer: Any, docs: list[Doc], label: str, show: b
         good += ok
         agree += same
         if not ok and show:
-            print(f"  {label}: {doc.name}: {why[:400]}\n    text={doc.text[:200]!r}\n    want={normal(doc.expected())!r}")
+            want = normal(doc.expected())
+            print(f"  {label}: {doc.name}: {why[:400]}\n    text={doc.text[:200]!r}\n    want={want!r}")
     return f"{good}/{len(docs)} ({agree} agree)"
 
 
