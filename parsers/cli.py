@@ -178,6 +178,7 @@ def _yes_no(value: bool | None) -> str:
 def _print_detection(model: str, detection: Any, commands: dict[str, str]) -> None:
     from rich.table import Table
 
+    from .detect import THINKING_TOGGLES
     from .toolbox.console import stdout_console
 
     table = Table(title=f"detect {model}", show_header=False, title_justify="left")
@@ -211,6 +212,17 @@ def _print_detection(model: str, detection: Any, commands: dict[str, str]) -> No
         )
     table.add_row("renders tool results", _yes_no(detection.renders_tool_results))
     table.add_row("renders reasoning", _yes_no(detection.renders_reasoning))
+    if detection.reasoning_markers:
+        opener, closer = detection.reasoning_markers
+        opened = detection.reasoning_opened_by
+        when = "always" if "default" in opened and len(opened) == len(THINKING_TOGGLES) else ", ".join(opened)
+        where = f"; the generation prompt opens it ({when})" if opened else ""
+        table.add_row("reasoning markers", f"{opener} .. {closer}{where}")
+        used = detection.reasoning_parser
+        table.add_row(
+            "reasoning parser",
+            f"[green]{used}[/]" if used else "none of ours reads these markers with this parser: reasoning stays text",
+        )
     if not detection.parser:
         table.add_row("suggested", f"{detection.suggested} with our template (below)")
     table.add_row("vLLM", commands["vllm"])

@@ -58,7 +58,18 @@ NINE_CHAR_ID = "a1B2c3D4e"
 OPENAI_ID = "call_9f3b2c1d0e4a5b6c7d8e9f0a"
 
 Render = Callable[..., str]
-"""`render(messages, add_generation_prompt=...) -> str`: one template bound to its tokenizer."""
+"""`render(messages, add_generation_prompt=..., **template_kwargs) -> str`: one template bound to its
+tokenizer."""
+
+THINKING_TOGGLES: tuple[dict[str, bool], ...] = (
+    {},
+    {"enable_thinking": True},
+    {"thinking": True},
+    {"enable_thinking": False},
+    {"thinking": False},
+)
+"""The template arguments a generation prompt is rendered with to see the think markers it opens or
+closes (Qwen3's `enable_thinking`, DeepSeek V3.1's `thinking`)."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +140,14 @@ class Detection:
     teaches_tools: bool = False
     renders_tool_results: bool | None = None
     renders_reasoning: bool | None = None
+    reasoning_markers: list[str] | None = None
+    """The (open, close) think markers the template writes around a history's reasoning or opens or
+    closes in its generation prompt; None where it writes none."""
+    reasoning_opened_by: list[str] = field(default_factory=list)
+    """The template arguments ("enable_thinking=True", "default", ...) with which the generation
+    prompt opens the block (the output then starts inside it)."""
+    reasoning_parser: str | None = None
+    """Our reasoning parser to serve with `parser`: the format's own, where it reads these markers."""
     marker_tokens: list[MarkerToken] = field(default_factory=list)
     skip_special_tokens_strips: bool | None = None
     """True when decoding the call turn with skip_special_tokens loses the calls."""
@@ -154,9 +173,16 @@ def renderer_for(tokenizer: Any, template: str | None = None) -> Render:
             own = own.get("tool_use") or own.get("default")
         chosen = own
 
-    def render(messages: list[dict[str, Any]], *, add_generation_prompt: bool, tools: Any = PROBE_TOOLS) -> str:
+    def render(
+        messages: list[dict[str, Any]], *, add_generation_prompt: bool, tools: Any = PROBE_TOOLS, **kwargs: Any
+    ) -> str:
         return tokenizer.apply_chat_template(
-            messages, tools=tools, chat_template=chosen, tokenize=False, add_generation_prompt=add_generation_prompt
+            messages,
+            tools=tools,
+            chat_template=chosen,
+            tokenize=False,
+            add_generation_prompt=add_generation_prompt,
+            **kwargs,
         )
 
     return render
@@ -169,9 +195,15 @@ def template_renderer(template: str, **special_tokens: str) -> Render:
 
     tokens = {"bos_token": "", "eos_token": "", **special_tokens}
 
-    def render(messages: list[dict[str, Any]], *, add_generation_prompt: bool, tools: Any = PROBE_TOOLS) -> str:
+    def render(
+        messages: list[dict[str, Any]], *, add_generation_prompt: bool, tools: Any = PROBE_TOOLS, **kwargs: Any
+    ) -> str:
         out, _ = render_jinja_template(
-            [messages], tools=tools, chat_template=template, add_generation_prompt=add_generation_prompt, **tokens
+            [messages],
+            tools=tools,
+            chat_template=template,
+            add_generation_prompt=add_generation_prompt,
+            **{**tokens, **kwargs},
         )
         return out[0] if isinstance(out, list) else out
 
@@ -400,6 +432,7 @@ def detect_template(tokenizer: Any, template: str | None = None, source: str = "
         detection.renders_tool_results = _renders(render, shape.messages(with_result=True), TOOL_RESULT)
     reasoning = {"role": "assistant", "content": PLAIN_TEXT, "reasoning_content": THOUGHT, "reasoning": THOUGHT}
     detection.renders_reasoning = _renders(render, [*user, reasoning], THOUGHT)
+    _detect_reasoning(detection, render, [*user, reasoning])
     if detection.writes:
         detection.marker_tokens = _marker_tokens(tokenizer, detection.writes)
         if detection.parser and any(t.special for t in detection.marker_tokens):
@@ -409,6 +442,58 @@ def detect_template(tokenizer: Any, template: str | None = None, source: str = "
     if detection.parser is None:
         detection.suggested = suggest_format(render)
     return detection
+
+
+def reasoning_pairs() -> list[tuple[str, str]]:
+    """Every pair of think markers a reasoning parser of ours splits on, longest opener first."""
+    pairs = {pair for fmt in FORMATS.values() if fmt.think_blocks for pair in fmt.think_pairs}
+    return sorted(pairs, key=lambda pair: (-len(pair[0]), pair))
+
+
+def _history_markers(render: Render, messages: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The pair of think markers closest around the probe's reasoning in a rendered history."""
+    try:
+        text = render(messages, add_generation_prompt=False)
+    except Exception:
+        return None
+    at = text.find(THOUGHT)
+    if at < 0:
+        return None
+    found = [
+        (at - text.rfind(opener, 0, at), pair)
+        for pair in reasoning_pairs()
+        for opener, closer in [pair]
+        if text.rfind(opener, 0, at) >= 0 and closer in text[at + len(THOUGHT) :]
+    ]
+    return min(found)[1] if found else None
+
+
+def _detect_reasoning(detection: Detection, render: Render, messages: list[dict[str, Any]]) -> None:
+    """`reasoning_markers`, `reasoning_opened_by` and `reasoning_parser`: the markers the template
+    writes around a history's reasoning, else those its generation prompt opens or closes with the
+    thinking toggles; our reasoning parser is the detected format's where that format reads them."""
+    from .core.reasoning import generation_start
+
+    pairs = reasoning_pairs()
+    markers = _history_markers(render, messages)
+    for kwargs in THINKING_TOGGLES:
+        try:
+            prompt = render(messages[:1], add_generation_prompt=True, **kwargs).rstrip()
+        except Exception:
+            continue
+        start = generation_start(prompt, pairs)
+        if start == "before":
+            continue
+        marker = next(m for pair in pairs for m in pair if prompt.endswith(m))
+        markers = markers or next(pair for pair in pairs if marker in pair)
+        if start == "opened":
+            detection.reasoning_opened_by.append(", ".join(f"{k}={v}" for k, v in kwargs.items()) or "default")
+    if markers is None:
+        return
+    detection.reasoning_markers = list(markers)
+    fmt = FORMATS.get(detection.parser or "")
+    if fmt is not None and fmt.think_blocks and markers in fmt.think_pairs:
+        detection.reasoning_parser = fmt.name
 
 
 # -- models on disk ----------------------------------------------------------------------------------
@@ -444,7 +529,8 @@ def detect_model(model: str, chat_template: str | Path | None = None) -> Detecti
 
 
 def serve_commands(model: str, detection: Detection, chat_template: str | Path | None = None) -> dict[str, str]:
-    """The `vllm serve` and SGLang command lines for this model: the detected parser (with the
+    """The `vllm serve` and SGLang command lines for this model: the detected parser (with our
+    reasoning parser of its format where the template writes think markers it reads, and the
     template given to detect, if any); or, when none of ours fits, our suggested format with our
     template."""
     template: str | None = str(chat_template) if chat_template is not None else None
@@ -453,6 +539,8 @@ def serve_commands(model: str, detection: Detection, chat_template: str | Path |
         parser = detection.suggested or next(iter(FORMATS))
         template = str(FORMATS[parser].template_path)
     tail = f" --chat-template {shlex.quote(template)}" if template else ""
+    if detection.reasoning_parser and detection.parser:
+        tail = f" --reasoning-parser {detection.reasoning_parser}{tail}"
     quoted = shlex.quote(model)
     return {
         "vllm": f"vllm serve {quoted} --enable-auto-tool-choice --tool-call-parser {parser}{tail}",

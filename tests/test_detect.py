@@ -501,3 +501,52 @@ def test_a_template_that_quotes_every_value_is_read_by_its_format(carrier):
         "{% endfor %}){% endfor %}]{% else %}{{ m.content or '' }}{% endif %}",
     ).replace("<|tool_call_start|>[name(argument=value)]<|tool_call_end|>", "[name(argument=value)]")
     assert detect_template(carrier, template, "quoted").parser == "llama_pythonic"
+
+
+# -- reasoning: the think markers a template writes, and our reasoning parser to serve with ----------
+
+
+@pytest.mark.parametrize(
+    ("model", "fmt", "markers", "opened_by_default"),
+    [
+        ("Qwen-Qwen3-0.6B", "hermes_json", ["<think>", "</think>"], False),
+        ("Qwen3.5-4B", "qwen_xml", ["<think>", "</think>"], True),
+        ("deepseek-ai-DeepSeek-V3.1", "deepseek_json", ["<think>", "</think>"], False),
+        ("deepseek-ai-DeepSeek-V4", "deepseek_dsml", ["<think>", "</think>"], False),
+        ("GLM-4.7-Flash", "glm_xml", ["<think>", "</think>"], True),
+        ("MiniMax-M2", "minimax_xml", ["<think>", "</think>"], True),
+        ("MiniMax-M3", "minimax3_xml", ["<mm:think>", "</mm:think>"], False),
+        ("ByteDance-Seed-OSS", "seed_xml", ["<seed:think>", "</seed:think>"], False),
+        ("tencent-Hy3", "hunyuan_xml", ["<think:opensource>", "</think:opensource>"], False),
+        ("google-gemma-4-31B-it", "gemma_calls", ["<|channel>", "<channel|>"], False),
+    ],
+)
+def test_reasoning_markers_and_parser_of_the_models_own_templates(
+    carrier, model_template, model, fmt, markers, opened_by_default
+):
+    detection = detect_template(carrier, model_template(model), model)
+    assert (detection.parser, detection.reasoning_markers, detection.reasoning_parser) == (fmt, markers, fmt)
+    assert ("default" in detection.reasoning_opened_by) == opened_by_default
+    assert tuple(markers) in FORMATS[fmt].think_pairs
+    commands = serve_commands(model, detection)
+    assert f"--tool-call-parser {fmt} --reasoning-parser {fmt}" in commands["vllm"]
+    assert f"--tool-call-parser {fmt} --reasoning-parser {fmt}" in commands["sglang"]
+
+
+@pytest.mark.parametrize(
+    "model", ["Qwen-Qwen2.5-7B-Instruct", "meta-llama-Llama-3.1-8B-Instruct", "openai-gpt-oss-120b"]
+)
+def test_templates_without_think_blocks_name_no_reasoning_parser(carrier, model_template, model):
+    detection = detect_template(carrier, model_template(model), model)
+    assert detection.parser is not None
+    assert detection.reasoning_parser is None and detection.reasoning_opened_by == []
+    assert "--reasoning-parser" not in serve_commands(model, detection)["vllm"]
+
+
+def test_reasoning_markers_a_format_does_not_read_name_no_reasoning_parser(carrier, model_template):
+    """Nemotron Nano v2 renders <think> blocks, but none of our formats frames its turns: the
+    suggestion is a format with our template, and no reasoning parser is named for it."""
+    detection = detect_template(carrier, model_template("NVIDIA-Nemotron-Nano-v2"), "Nemotron Nano v2")
+    assert detection.reasoning_markers == ["<think>", "</think>"]
+    assert detection.parser is None and detection.reasoning_parser is None
+    assert "--reasoning-parser" not in serve_commands("m", detection)["vllm"]
