@@ -113,16 +113,24 @@ def normal(answer: Answer) -> Answer:
     return (reasoning or "").strip() or None, (content or "").strip() or None, calls
 
 
+def build(parser_cls: Any, tokenizer: Any, request: Any) -> Any:
+    """The parser for one request, as vLLM's chat serving layer builds it (`_make_parser`): with the
+    request's template arguments, which hold `add_generation_prompt` and the like besides the
+    request's own."""
+    kwargs = request.build_chat_params(None, "auto").chat_template_kwargs
+    return parser_cls(tokenizer, request.tools, chat_template_kwargs=kwargs, model_config=None)
+
+
 def finished(parser_cls: Any, tokenizer: Any, doc: Doc) -> Answer:
     request = request_for(doc)
-    parser = parser_cls(tokenizer, request.tools, model_config=None)
+    parser = build(parser_cls, tokenizer, request)
     reasoning, content, calls = parser.parse(doc.text, request, enable_auto_tools=True)
     return normal((reasoning, content, [(c.name, _arguments(c.arguments)) for c in calls or []]))
 
 
 def streamed(parser_cls: Any, tokenizer: Any, doc: Doc, deltas: list[tuple[str, list[int]]] | None = None) -> Answer:
     request = request_for(doc)
-    parser = parser_cls(tokenizer, request.tools, model_config=None)
+    parser = build(parser_cls, tokenizer, request)
     rendered = tokenizer.apply_chat_template(
         [{"role": "user", "content": "x"}], add_generation_prompt=True, tokenize=False
     )

@@ -254,6 +254,10 @@ def generation_start(rendered: str, pairs: Sequence[tuple[str, str]]) -> str:
     return "before"
 
 
+_RENDER_ARGUMENTS = frozenset({"add_generation_prompt", "continue_final_message", "tokenize", "chat_template"})
+"""Arguments vLLM puts among a request's template arguments that say how to render, not what: the
+probe renders one user message with a generation prompt whatever the request asked."""
+
 _STARTS: dict[tuple[int, int, str, tuple[tuple[str, str], ...]], str] = {}
 
 
@@ -263,7 +267,7 @@ def template_start(
     """`generation_start` of the tokenizer's chat template rendered for one user message with the
     request's template arguments (`enable_thinking`, `thinking`, ...); "before" when it cannot be
     rendered. Cached per tokenizer and arguments: a reasoning parser is built per request."""
-    kwargs = dict(template_kwargs or {})
+    kwargs = {k: v for k, v in (template_kwargs or {}).items() if k not in _RENDER_ARGUMENTS}
     template = getattr(tokenizer, "chat_template", None)
     key = (id(tokenizer), hash(repr(template)), repr(sorted(kwargs.items(), key=lambda item: item[0])), tuple(pairs))
     start = _STARTS.get(key)
