@@ -158,14 +158,17 @@ def codecs(qwen_codec: Codec, smollm2_codec: Codec, mistral_codec: Codec, llama3
 
 @pytest.fixture(scope="session")
 def hermes_server(smollm2_dir: Path):
-    """One real `vllm serve --tool-call-parser hermes_json` (found through the entry point, our
-    template) for the whole session: the server tests of tests/test_e2e_hermes_json.py and the load
-    test share it. Its base URL."""
+    """One real `vllm serve --tool-call-parser hermes_json --reasoning-parser hermes_json` (both
+    found through the entry points, our template) for the whole session: the server tests of
+    tests/test_e2e_hermes_json.py and tests/test_e2e_reasoning.py and the load test share it. Forced
+    outputs are constrained from their first token, reasoning included (`enable_in_reasoning`: else
+    vLLM holds the constraint back until reasoning ends). Its base URL."""
     pytest.importorskip("vllm")
     from loadtest import server_args
     from vllm_server import SPEED_FLAGS, vllm_server
 
-    with vllm_server(smollm2_dir, server_args("hermes_json", SPEED_FLAGS)) as base_url:
+    reasoning = " --reasoning-parser hermes_json --structured-outputs-config '{\"enable_in_reasoning\": true}'"
+    with vllm_server(smollm2_dir, server_args("hermes_json", SPEED_FLAGS + reasoning)) as base_url:
         yield base_url
 
 

@@ -85,7 +85,7 @@ def stream(client, raw: str | None, tools=TOOLS, extra_xargs: dict[str, Any] | N
     fold = fold_stream(chunks)
     assert not fold.problems, fold.problems
     calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in fold.calls]
-    return {"content": fold.content, "calls": calls, "finish": fold.finish}
+    return {"content": fold.content, "reasoning": fold.reasoning, "calls": calls, "finish": fold.finish}
 
 
 def call_pairs(calls) -> list[tuple[str, dict[str, Any]]]:

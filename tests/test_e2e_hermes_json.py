@@ -56,7 +56,7 @@ def test_plain_answer(client):
     raw = "Paris is sunny today."
     assert complete(client, raw).message.content == raw
     got = stream(client, raw)
-    assert got == {"content": raw, "calls": [], "finish": "stop"}
+    assert got == {"content": raw, "reasoning": None, "calls": [], "finish": "stop"}
 
 
 def test_empty_arguments_and_arguments_as_string(client):
@@ -85,7 +85,7 @@ def test_tool_choice_none_passes_text_untouched(client):
     raw = 'Here: <tool_call>{"name": "search", "arguments": {}}</tool_call>'
     choice = complete(client, raw, tool_choice="none")
     assert choice.message.content == raw and not choice.message.tool_calls
-    assert stream(client, raw, tool_choice="none") == {"content": raw, "calls": [], "finish": "stop"}
+    assert stream(client, raw, tool_choice="none") == {"content": raw, "reasoning": None, "calls": [], "finish": "stop"}
 
 
 def test_tool_choice_required_is_constrained_to_the_format(client):
