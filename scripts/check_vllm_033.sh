@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The vLLM-stack tests (tests/test_vllm_adapter.py: our parsers inside vLLM's real parser classes,
-# no server) against vLLM 0.33.0's Python layer, the current GPU release. Its wheel is fetched once
+# The vLLM-stack tests (tests/test_vllm_adapter.py and tests/test_reasoning.py: our tool and reasoning parsers inside
+# vLLM's real parser classes, no server) against vLLM 0.33.0's Python layer, the current GPU release. Its wheel is fetched once
 # with `pip download --no-deps` and unpacked into an overlay folder put first on PYTHONPATH, so
 # `import vllm` finds 0.33.0 over the CPU torch of .venv while .venv itself stays on the CPU build
 # 0.32.0 (which the main suite and the servers use). Not part of scripts/test.sh: the first run
@@ -35,4 +35,4 @@ found = metadata.version("vllm")
 print(f"check_vllm: vllm {found} from {vllm.__file__}")
 assert found == want, f"expected vllm {want}, imported {found}"
 PY
-.venv/bin/python -m pytest -p no:cacheprovider -q tests/test_vllm_adapter.py "$@"
+.venv/bin/python -m pytest -p no:cacheprovider -q tests/test_vllm_adapter.py tests/test_reasoning.py "$@"

@@ -322,7 +322,8 @@ def test_vllm_auto_passes_text_through_when_none_of_ours_fits(fresh_tokenizer, c
 
 def test_vllm_auto_reads_the_servers_chat_template_flag(fresh_tokenizer):
     pytest.importorskip("vllm")
-    from toolcall_parsers.vllm.auto import chat_template_flag, detected_class, server_chat_template
+    from toolcall_parsers.vllm.auto import detected_class
+    from toolcall_parsers.vllm.served_template import chat_template_flag, server_chat_template
 
     path = str(FORMATS["hermes_json"].template_path)
     assert chat_template_flag(["serve", "m", f"--chat-template={path}"]) == path

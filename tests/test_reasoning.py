@@ -42,6 +42,16 @@ def tokenizer_for(fmt: str) -> Any:
     return _TOKENIZERS[fmt]
 
 
+def grouped(tokens: list[tuple[str, list[int]]], sizes: list[int]) -> list[tuple[str, list[int]]]:
+    """Token deltas joined into deltas of `sizes` tokens each (cycling), as a server batches them."""
+    deltas, at, i = [], 0, 0
+    while at < len(tokens):
+        run = tokens[at : at + sizes[i % len(sizes)]]
+        deltas.append(("".join(t for t, _ in run), [x for _, ids in run for x in ids]))
+        at, i = at + len(run), i + 1
+    return deltas
+
+
 def check(doc: Doc, groups: tuple[int, ...] = (1, 3)) -> None:
     tokenizer = tokenizer_for(doc.fmt)
     tokenizer.chat_template = chat_template(doc)
@@ -53,10 +63,7 @@ def check(doc: Doc, groups: tuple[int, ...] = (1, 3)) -> None:
 
     tokens = token_deltas(tokenizer, doc.text)
     for group in groups:
-        deltas = [
-            ("".join(t for t, _ in tokens[i : i + group]), [x for _, d in tokens[i : i + group] for x in d])
-            for i in range(0, len(tokens), group)
-        ]
+        deltas = grouped(tokens, [group])
         assert sum(len(d) for _, d in deltas) == len(ids)
         assert streamed(parser_cls, tokenizer, doc, deltas) == want, f"{group} tokens per delta"
 
@@ -123,6 +130,43 @@ def test_prompt_that_closes_reasoning_ends_it_and_one_that_opens_does_not():
     assert parser.is_reasoning_end_streaming([1, closer], [closer])
     assert not parser.is_reasoning_end_streaming([1, 2], [2])
     assert parser.extract_content_ids([5, closer, 7, 8]) == [7, 8]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(SCENARIOS), st.lists(st.integers(1, 7), min_size=1, max_size=12))
+def test_any_grouping_of_token_deltas_streams_the_finished_answer(doc, sizes):
+    """Property over every format's reasoning shapes: however the server batches the tokens into
+    deltas, the stream of the composed pair is the finished answer, which is what the shape means.
+    (Deltas hold whole tokens, as an engine sends them; splits inside a token are the split's own
+    property below.)"""
+    from bench import token_deltas
+
+    tokenizer = tokenizer_for(doc.fmt)
+    tokenizer.chat_template = chat_template(doc)
+    parser_cls = composed(doc.fmt, doc.fmt, tokenizer)
+    deltas = grouped(token_deltas(tokenizer, doc.text), sizes)
+    assert streamed(parser_cls, tokenizer, doc, deltas) == normal(doc.expected())
+
+
+def test_the_served_chat_template_says_where_reasoning_starts(tmp_path, monkeypatch):
+    """vLLM does not hand a parser the template of `--chat-template`; ours reads it from the command
+    line (as `auto` does), so a served template that opens the block splits an output that starts
+    inside it, where the tokenizer's own template (which opens none) would make it all content."""
+    import sys
+
+    from reasoning_scores import request_for
+
+    tokenizer = tokenizer_for("hermes_json")
+    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    served = tmp_path / "opens.jinja"
+    served.write_text("{% for m in messages %}{{ m['content'] }}{% endfor %}<think>\n", encoding="utf-8")
+    cls = ReasoningParserManager.get_reasoning_parser("hermes_json")
+    doc = Doc("hermes_json", "served", "r</think>\nSunny.", "r", "\nSunny.", tools=None)
+    request = request_for(doc)
+    monkeypatch.setattr(sys, "argv", ["vllm", "serve", "m"])
+    assert cls(tokenizer).extract_reasoning(doc.text, request) == (None, doc.text)
+    monkeypatch.setattr(sys, "argv", ["vllm", "serve", "m", "--chat-template", str(served)])
+    assert cls(tokenizer).extract_reasoning(doc.text, request) == ("r", "\nSunny.")
 
 
 # -- the split: chunking invariance and nothing lost --------------------------------------------

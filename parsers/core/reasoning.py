@@ -262,16 +262,22 @@ _STARTS: dict[tuple[int, int, str, tuple[tuple[str, str], ...]], str] = {}
 
 
 def template_start(
-    tokenizer: object, template_kwargs: dict[str, object] | None, pairs: Sequence[tuple[str, str]]
+    tokenizer: object,
+    template_kwargs: dict[str, object] | None,
+    pairs: Sequence[tuple[str, str]],
+    template: str | None = None,
 ) -> str:
-    """`generation_start` of the tokenizer's chat template rendered for one user message with the
-    request's template arguments (`enable_thinking`, `thinking`, ...); "before" when it cannot be
-    rendered. Cached per tokenizer and arguments: a reasoning parser is built per request."""
+    """`generation_start` of the chat template (`template`, else the tokenizer's own) rendered for
+    one user message with the request's template arguments (`enable_thinking`, `thinking`, ...);
+    "before" when it cannot be rendered. Cached per tokenizer, template and arguments: a reasoning
+    parser is built per request."""
     kwargs = {k: v for k, v in (template_kwargs or {}).items() if k not in _RENDER_ARGUMENTS}
-    template = getattr(tokenizer, "chat_template", None)
-    key = (id(tokenizer), hash(repr(template)), repr(sorted(kwargs.items(), key=lambda item: item[0])), tuple(pairs))
+    served = template if template is not None else getattr(tokenizer, "chat_template", None)
+    key = (id(tokenizer), hash(repr(served)), repr(sorted(kwargs.items(), key=lambda item: item[0])), tuple(pairs))
     start = _STARTS.get(key)
     if start is None:
+        if template is not None:
+            kwargs["chat_template"] = template
         try:
             rendered = tokenizer.apply_chat_template(  # type: ignore[attr-defined]
                 [{"role": "user", "content": "Hi"}], tokenize=False, add_generation_prompt=True, **kwargs

@@ -7,18 +7,14 @@ detected format's own parser class, so `auto` behaves exactly as `--tool-call-pa
 (ids, token-id checks, `tool_choice="required"` constraints included). When no format of ours fits,
 it logs so at WARNING with what the template writes instead, and passes the text through.
 
-Which template: vLLM hands tool parsers only the tokenizer, not the server's `--chat-template`
-(the serving layer loads that separately, `entrypoints/launchers/api_server/app_state.py`). So the
-flag is read from the process's command line (every API-server process, forked or spawned, carries
-the same `sys.argv`) and resolved by vLLM's own `load_chat_template` (a path, a literal template or
-a bundled name); without it, the tokenizer's own template is used. A template given only in a
-`--config` YAML file is not seen: pass `--chat-template` on the command line, or name the parser.
+Which template: the served one (`served_template.server_chat_template`: `--chat-template` from the
+process's command line, else the tokenizer's own). A template given only in a `--config` YAML file
+is not seen: pass `--chat-template` on the command line, or name the parser.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,30 +22,9 @@ from vllm.entrypoints.generate.base.protocol import DeltaMessage, ExtractedToolC
 from vllm.tool_parsers import ToolParser
 
 from ..detect import Detection, describe, detect_once
+from .served_template import server_chat_template
 
 logger = logging.getLogger("toolcall_parsers")
-
-
-def chat_template_flag(argv: Sequence[str]) -> str | None:
-    """The value of `--chat-template` (or `--chat_template`, or `=`-joined) in a command line."""
-    value = None
-    for i, arg in enumerate(argv):
-        for flag in ("--chat-template", "--chat_template"):
-            if arg == flag and i + 1 < len(argv):
-                value = argv[i + 1]
-            elif arg.startswith(flag + "="):
-                value = arg[len(flag) + 1 :]
-    return value
-
-
-def server_chat_template(argv: Sequence[str] | None = None) -> tuple[str | None, str]:
-    """(template text or None for the tokenizer's own, where it came from)."""
-    flag = chat_template_flag(sys.argv if argv is None else argv)
-    if flag is None:
-        return None, "the tokenizer's chat template"
-    from vllm.renderers.chat_utils import load_chat_template
-
-    return load_chat_template(flag), f"--chat-template {flag}"
 
 
 def detected_class(tokenizer: Any, argv: Sequence[str] | None = None) -> tuple[type[ToolParser] | None, Detection]:

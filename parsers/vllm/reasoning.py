@@ -17,8 +17,9 @@ Facts of vLLM 0.32 it relies on:
   and vLLM then no longer runs the tool parser; so `finish_streaming` reads the held answer with a
   tool parser of the format itself. The request it needs (the tools) arrives just before, in
   `get_streaming_fallback_content`.
-- Where the prompt leaves reasoning (open, closed, or to the model) is read from the tokenizer's
-  chat template rendered with the request's template arguments, not from the prompt's token ids:
+- Where the prompt leaves reasoning (open, closed, or to the model) is read from the served chat
+  template (`served_template`: `--chat-template`, else the tokenizer's own) rendered with the
+  request's template arguments, not from the prompt's token ids:
   vLLM 0.32 hands those to a streaming reasoning parser only, and a finished response must be
   split the same way. `is_reasoning_end` of a prompt (which vLLM asks to decide whether reasoning
   runs at all, and when decoding constraints start) is True only for a prompt that ends with a
@@ -38,6 +39,7 @@ from ..core.limits import Limits
 from ..core.reasoning import Reasoning, ReasoningSplit, template_start
 from ..core.tokens import vocabulary
 from ..formats import Format, get_format
+from .served_template import server_chat_template
 
 _TAIL_TOKENS = 16
 """How many of a prompt's last tokens are decoded to see whether it ends with a closed block."""
@@ -63,7 +65,8 @@ class FormatReasoningParser(ReasoningParser):
         super().__init__(tokenizer, *args, **kwargs)
         self._format: Format = get_format(self.format_name)
         self._pairs = self._format.think_pairs
-        self._start = template_start(tokenizer, kwargs.get("chat_template_kwargs"), self._pairs)
+        served, _ = server_chat_template()
+        self._start = template_start(tokenizer, kwargs.get("chat_template_kwargs"), self._pairs, served)
         vocab = vocabulary(tokenizer)
         closers = [vocab.token_id(closer) if vocab is not None else None for _, closer in self._pairs]
         self._closer_ids = frozenset(i for i in closers if i is not None)
