@@ -173,11 +173,14 @@ def test_the_served_chat_template_says_where_reasoning_starts(tmp_path, monkeypa
 
 PAIRS = [("<think>", "</think>")]
 OPENERS = ["<tool_call>"]
-ALPHABET = st.sampled_from(["<think>", "</think>", "<tool_call>", "</tool_call>", "<", "/", "a", " ", "\n", "<th"])
+ALPHABET = st.sampled_from(
+    ["<think>", "</think>", "<tool_call>", "</tool_call>", "<", "/", "a", " ", "\n", "<th", "thought\n", "thou", "ght"]
+)
+LABEL = "thought\n"
 
 
-def split_all(text: str, cuts: list[int], start: str, calls: bool) -> list[Any]:
-    split = ReasoningSplit(PAIRS, OPENERS, start=start, bound=40)
+def split_all(text: str, cuts: list[int], start: str, calls: bool, label: str = "") -> list[Any]:
+    split = ReasoningSplit(PAIRS, OPENERS, start=start, bound=40, label=label)
     pieces, at = [], 0
     for cut in sorted(set(cuts)):
         pieces += split.feed(text[at:cut])
@@ -198,17 +201,18 @@ def joined(pieces: list[Any]) -> tuple[str, str]:
     st.lists(st.integers(0, 120), max_size=8),
     st.sampled_from(["before", "opened", "closed"]),
     st.booleans(),
+    st.sampled_from(["", LABEL]),
 )
-def test_split_is_chunking_proof_and_loses_nothing(text, cuts, start, calls):
-    whole = joined(split_all(text, [], start, calls))
-    assert joined(split_all(text, cuts, start, calls)) == whole
-    assert joined(split_all(text, list(range(len(text) + 1)), start, calls)) == whole
+def test_split_is_chunking_proof_and_loses_nothing(text, cuts, start, calls, label):
+    whole = joined(split_all(text, [], start, calls, label))
+    assert joined(split_all(text, cuts, start, calls, label)) == whole
+    assert joined(split_all(text, list(range(len(text) + 1)), start, calls, label)) == whole
     reasoning, answer = whole
-    # Nothing lost: the markers the split drops, and whitespace at the ends of the reasoning
-    # and before the answer, are all that is missing.
+    # Nothing lost: the markers the split drops, the label at the reasoning's start, and whitespace
+    # at the ends of the reasoning and before the answer, are all that is missing.
     kept = "".join(ch for ch in reasoning + answer if not ch.isspace())
     source = "".join(ch for ch in text if not ch.isspace())
-    for marker in ("<think>", "</think>"):
+    for marker in ("<think>", "</think>", "thought"):
         if source.count(marker) != kept.count(marker):
             source = source.replace(marker, "", source.count(marker) - kept.count(marker))
     assert kept == source

@@ -58,7 +58,8 @@ class ReasoningSplit:
     may end an unclosed block; `start`: where the prompt left reasoning (`generation_start`:
     "before", "opened" in the first pair's block, "closed"); `bound`: the most text held after an
     opener; `probe`: makes the format's machine (eager streaming) that reads the held text, to
-    tell a closer inside a call's value from the block's."""
+    tell a closer inside a call's value from the block's; `label`: markup the model writes at the
+    start of the block (Gemma 4's `thought\n`), dropped there and nowhere else."""
 
     def __init__(
         self,
@@ -66,6 +67,7 @@ class ReasoningSplit:
         openers: Sequence[str] = (),
         *,
         start: str = "before",
+        label: str = "",
         bound: int = 1 << 20,
         probe: Callable[[], Any] | None = None,
     ) -> None:
@@ -88,6 +90,8 @@ class ReasoningSplit:
         self._open_calls = 0
         self._space = ""  # reasoning whitespace not sent yet (it may be the block's last)
         self._sent_reasoning = False
+        self._label = label
+        self._lead = ""  # the reasoning's first characters while they may still be the label
         self._out: list[Piece] = []
 
     @property
@@ -130,6 +134,7 @@ class ReasoningSplit:
                 self._release_held()
         else:
             self._answer(rest)
+        self._flush_lead()
         self._state = AFTER
         return self._drain()
 
@@ -180,6 +185,7 @@ class ReasoningSplit:
             return m.end()
         if state == HELD:  # the block's closer: what was held was drafted in reasoning
             self._release_held()
+        self._flush_lead()
         self._state = AFTER
         self._space = ""
         return m.end()
@@ -213,9 +219,22 @@ class ReasoningSplit:
         self._probe = None
         self._open_calls = 0
 
+    def _flush_lead(self) -> None:
+        """The block ended while its first characters could still have been the label: they were
+        reasoning."""
+        lead, self._lead, self._label = self._lead, "", ""
+        self._reason(lead)
+
     def _reason(self, text: str) -> None:
         if not self._sent_reasoning:
-            text = text.lstrip()
+            text = text if self._lead else text.lstrip()
+            if self._label and text:
+                lead = self._lead + text
+                if len(lead) < len(self._label) and self._label.startswith(lead):
+                    self._lead = lead  # wait: the label, or reasoning that starts like it
+                    return
+                label, self._lead, self._label = self._label, "", ""
+                text = lead[len(label) :].lstrip() if lead.startswith(label) else lead
         body = text.rstrip()
         if not body:
             self._space += text

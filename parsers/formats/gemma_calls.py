@@ -286,6 +286,7 @@ FORMAT = Format(
     writes_name=_writes_name,
     writes_value=_writes_value,
     typed_values=True,
+    think_label="thought\n",
     vllm_names=("gemma4", "functiongemma"),
     sglang_names=("gemma4",),
     models="Gemma 4, FunctionGemma",

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.limits import Limits
+from ..core.reasoning import ReasoningSplit
 from ..core.stream import FormatStream, shorten
 from ..core.tokens import Vocabulary
 
@@ -121,6 +122,8 @@ class Format:
     - `think_blocks`: the format's models reason in think blocks (its `think_pairs`), so it has a
       reasoning parser of ours; False where they reason in messages of their own (Harmony's
       `analysis` channel), which the format machine reads as text with its markup.
+    - `think_label`: a label the models write at the start of a think block, which is markup, not
+      reasoning (Gemma 4's `<|channel>thought\n`); our reasoning parsers drop it.
     """
 
     name: str
@@ -144,6 +147,7 @@ class Format:
     models: str = ""
     reasoning_openers: tuple[str, ...] | None = None
     think_blocks: bool = True
+    think_label: str = ""
 
     def stream(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any
@@ -182,6 +186,19 @@ class Format:
         """The markers that open a call inside an unclosed think block (`core.reasoning`): the
         format's first marker, unless `reasoning_openers` says otherwise."""
         return self.markers[:1] if self.reasoning_openers is None else self.reasoning_openers
+
+    def reasoning_split(self, start: str = "before") -> ReasoningSplit:
+        """A fresh split of one output into reasoning and answer, as our reasoning parsers of this
+        format make it (`core.reasoning`): its think pairs and label, its call openers, the call
+        bound, and its own machine (eager) to tell a closer inside a held call's value."""
+        return ReasoningSplit(
+            self.think_pairs,
+            self.call_openers,
+            start=start,
+            label=self.think_label,
+            bound=Limits.from_env().max_call_chars,
+            probe=lambda: self.stream(streaming="eager"),
+        )
 
     @property
     def class_stem(self) -> str:

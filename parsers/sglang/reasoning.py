@@ -41,7 +41,6 @@ from typing import Any, ClassVar
 from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, StreamingParseResult
 
 from .. import parse
-from ..core.limits import Limits
 from ..core.reasoning import Piece, Reasoning, ReasoningSplit, template_start
 from ..formats import FORMATS, Format, get_format
 
@@ -92,14 +91,7 @@ class FormatSplit:
         self._split = None if start == "forced" else self._new(start)
 
     def _new(self, start: str) -> ReasoningSplit:
-        fmt = self._format
-        return ReasoningSplit(
-            fmt.think_pairs,
-            fmt.call_openers,
-            start=start,
-            bound=Limits.from_env().max_call_chars,
-            probe=lambda: fmt.stream(streaming="eager"),
-        )
+        return self._format.reasoning_split(start)
 
     @property
     def ended(self) -> bool:

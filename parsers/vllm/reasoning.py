@@ -35,7 +35,6 @@ from vllm.entrypoints.generate.base.protocol import DeltaMessage
 from vllm.reasoning import ReasoningParser
 
 from .. import parse
-from ..core.limits import Limits
 from ..core.reasoning import Reasoning, ReasoningSplit, template_start
 from ..core.tokens import vocabulary
 from ..formats import Format, get_format
@@ -74,13 +73,7 @@ class FormatReasoningParser(ReasoningParser):
         self._request: Any = None
 
     def _new_split(self) -> ReasoningSplit:
-        return ReasoningSplit(
-            self._pairs,
-            self._format.call_openers,
-            start=self._start,
-            bound=Limits.from_env().max_call_chars,
-            probe=lambda: self._format.stream(streaming="eager"),
-        )
+        return self._format.reasoning_split(self._start)
 
     @property
     def reasoning_start_str(self) -> str | None:

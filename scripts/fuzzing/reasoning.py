@@ -101,6 +101,14 @@ def scenarios(name: str) -> list[Doc]:
         doc("opened_by_prompt", f"r{c}\n{weather}", "r", f"\n{weather}", 1, start="opened"),
         doc("closed_by_prompt", f"{weather}", None, weather, 1, start="closed"),
     ]  # fmt: skip
+    if fmt.think_label:
+        label = fmt.think_label
+        docs += [
+            doc("labelled_think", f"{o}{label}The user wants Oslo.{c}\n{weather}", "The user wants Oslo.",
+                f"\n{weather}", 1),
+            doc("label_only_at_the_start", f"{o}{label}a {label}b{c}ok", f"a {label}b", "ok", 0),
+            doc("label_word_in_prose", f"{o}{label.strip()} is a word{c}ok", f"{label.strip()} is a word", "ok", 0),
+        ]  # fmt: skip
     if fmt.call_openers:
         weather, search = opened_call(name, weather), opened_call(name, search)
         docs += [
