@@ -215,6 +215,7 @@ def facts(fmt: Any, formats: Mapping[str, Any]) -> list[str]:
         items.append("Some calls are read only when the request declares their tool (see above).")
     if fmt.writes_name is not None:
         items.append("Tool names: a constraint offers only the names the format can write.")
+    items.append(_reasoning(fmt))
     shared = []
     for family in families(fmt):
         users = [name for name, other in formats.items() if family in families(other) and name != fmt.name]
@@ -225,6 +226,19 @@ def facts(fmt: Any, formats: Mapping[str, Any]) -> list[str]:
     items.append(f"Template: {_template(fmt)}.")
     items.append(f"Source: {code(_path(format_module(fmt)))}.")
     return [f"- {item}" for item in items]
+
+
+def _reasoning(fmt: Any) -> str:
+    """What our reasoning parser of the format does (docs/design.md#reasoning-and-calls-together)."""
+    if not fmt.think_blocks:
+        return "Reasoning parser: none of ours (reasoning is in the format's own messages, read by its machine; read by its machine)."
+    blocks = " or ".join(f"{code(o)}..{code(c)}" for o, c in fmt.think_pairs)
+    label = f" (its leading {code(fmt.think_label)} dropped)" if fmt.think_label else ""
+    if fmt.call_openers:
+        calls = f"a call opened with {_names(fmt.call_openers)} inside a block never closed is a call"
+    else:
+        calls = "no marker of the format opens a call inside a block, so a block's text is always reasoning"
+    return f"Reasoning parser: `--reasoning-parser {fmt.name}` splits off {blocks}{label}; {calls}."
 
 
 # -- the page ---------------------------------------------------------------------------------------
