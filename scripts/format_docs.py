@@ -231,7 +231,7 @@ def facts(fmt: Any, formats: Mapping[str, Any]) -> list[str]:
 def _reasoning(fmt: Any) -> str:
     """What our reasoning parser of the format does (docs/design.md#reasoning-and-calls-together)."""
     if not fmt.think_blocks:
-        return "Reasoning parser: none of ours (reasoning is in the format's own messages, read by its machine; read by its machine)."
+        return "Reasoning parser: none of ours (reasoning is in the format's own messages, read by its machine)."
     blocks = " or ".join(f"{code(o)}..{code(c)}" for o, c in fmt.think_pairs)
     label = f" (its leading {code(fmt.think_label)} dropped)" if fmt.think_label else ""
     if fmt.call_openers:
