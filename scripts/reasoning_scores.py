@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from bench import WORKLOADS, token_deltas, workload_tokenizer
 from fuzzing.reasoning import Doc, random_document, reasoning_formats, scenarios
 from toolcall_parsers.formats import FORMATS
+from toolcall_parsers.toolbox.openai_stream import StreamFold
 
 Answer = tuple[str | None, str | None, list[tuple[str, Any]]]
 
@@ -135,23 +136,15 @@ def streamed(parser_cls: Any, tokenizer: Any, doc: Doc, deltas: list[tuple[str, 
         [{"role": "user", "content": "x"}], add_generation_prompt=True, tokenize=False
     )
     prompt = tokenizer.encode(rendered, add_special_tokens=False)
-    reasoning, content, calls = "", "", {}
+    fold = StreamFold()
     deltas = deltas or token_deltas(tokenizer, doc.text)
     for i, (text, ids) in enumerate(deltas):
-        message = parser.parse_delta(text, list(ids), request, prompt_token_ids=prompt, finished=i == len(deltas) - 1)
-        if message is None:
-            continue
-        reasoning += message.reasoning or ""
-        content += message.content or ""
-        for call in message.tool_calls or []:
-            name, arguments = calls.get(call.index, (None, ""))
-            function = call.function
-            calls[call.index] = (
-                name or (function.name if function else None),
-                arguments + ((function.arguments or "") if function else ""),
-            )
-    called = [(name, _arguments(arguments)) for name, arguments in (calls[i] for i in sorted(calls))]
-    return normal((reasoning or None, content or None, called))
+        last = i == len(deltas) - 1
+        fold.add_delta(parser.parse_delta(text, list(ids), request, prompt_token_ids=prompt, finished=last))
+    if fold.problems:  # a delta a client could not rebuild (an id or name repeated, an index skipped)
+        raise AssertionError(f"stream breaks OpenAI's delta rules: {fold.problems}")
+    called = [(call.name, _arguments(call.arguments)) for call in fold.calls]
+    return normal((fold.reasoning, fold.content, called))
 
 
 def _arguments(text: str) -> Any:

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import TypeVar
 
 from .spec import CallTag, ConstraintRequest, Format
+
+T = TypeVar("T")
 
 
 def _discover() -> dict[str, Format]:
@@ -40,4 +43,24 @@ def get_format(name: str) -> Format:
         raise ValueError(f"unknown tool-call format {name!r}; known: {', '.join(sorted(FORMATS))}") from None
 
 
-__all__ = ["FORMATS", "CallTag", "ConstraintRequest", "Format", "get_format"]
+def reasoning_classes(base: type[T], suffix: str, module: str) -> dict[str, type[T]]:
+    """`--reasoning-parser` name -> a subclass of an engine's reasoning base class per format whose
+    models reason in think blocks, named as the format (`qwen_xml` -> `QwenXml` + `suffix`), with
+    `format_name` set: the vLLM and SGLang adapters make theirs alike."""
+    return {
+        name: type(
+            fmt.class_stem + suffix,
+            (base,),
+            {
+                "__doc__": f"`--reasoning-parser {name}`: reasoning in {fmt.think_markers[0]}..{fmt.think_markers[1]}"
+                f" before {name} calls",
+                "__module__": module,
+                "format_name": name,
+            },
+        )
+        for name, fmt in FORMATS.items()
+        if fmt.think_blocks
+    }
+
+
+__all__ = ["FORMATS", "CallTag", "ConstraintRequest", "Format", "get_format", "reasoning_classes"]

@@ -42,7 +42,7 @@ from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, Stre
 
 from .. import parse
 from ..core.reasoning import Piece, Reasoning, ReasoningSplit, template_start
-from ..formats import FORMATS, Format, get_format
+from ..formats import Format, get_format, reasoning_classes
 
 _TOGGLES = ("enable_thinking", "thinking")
 """The chat-template arguments SGLang knows as thinking toggles (its `reasoning_default` modes)."""
@@ -199,25 +199,9 @@ class FormatReasoningDetector(BaseReasoningFormatDetector):
         return StreamingParseResult(normal_text=answer, reasoning_text=held)
 
 
-def class_name(fmt: Format) -> str:
-    """The SGLang reasoning detector class of a format (`qwen_xml` -> `QwenXmlReasoningDetector`)."""
-    return fmt.class_stem + "ReasoningDetector"
-
-
-REASONING_DETECTORS: dict[str, type[FormatReasoningDetector]] = {
-    name: type(
-        class_name(fmt),
-        (FormatReasoningDetector,),
-        {
-            "__doc__": f"`--reasoning-parser {name}`: reasoning in {fmt.think_markers[0]}..{fmt.think_markers[1]}"
-            f" before {name} calls",
-            "__module__": __name__,
-            "format_name": name,
-        },
-    )
-    for name, fmt in FORMATS.items()
-    if fmt.think_blocks
-}
+REASONING_DETECTORS: dict[str, type[FormatReasoningDetector]] = reasoning_classes(
+    FormatReasoningDetector, "ReasoningDetector", __name__
+)
 """`--reasoning-parser` name -> our SGLang reasoning detector class: one per format whose models
 reason in think blocks, named as the format, to be paired with its tool parser."""
 globals().update({cls.__name__: cls for cls in REASONING_DETECTORS.values()})

@@ -15,7 +15,7 @@ from typing import Any
 from ..core.events import Event
 from ..core.stream import FormatStream
 from ..core.tokens import vocabulary
-from ..formats import FORMATS, Format
+from ..formats import FORMATS, Format, reasoning_classes
 from ..formats.mistral_json import MARKER, MistralJsonStream
 from .adapter import FormatToolParser
 from .reasoning import FormatReasoningParser
@@ -107,25 +107,9 @@ PARSER_CLASSES: dict[str, type[FormatToolParser]] = {
 globals().update({cls.__name__: cls for cls in PARSER_CLASSES.values()})
 
 
-def reasoning_class_name(fmt: Format) -> str:
-    """The vLLM reasoning parser class of a format (`qwen_xml` -> `QwenXmlReasoningParser`)."""
-    return fmt.class_stem + "ReasoningParser"
-
-
-REASONING_CLASSES: dict[str, type[FormatReasoningParser]] = {
-    name: type(
-        reasoning_class_name(fmt),
-        (FormatReasoningParser,),
-        {
-            "__doc__": f"`--reasoning-parser {name}`: reasoning in {fmt.think_markers[0]}..{fmt.think_markers[1]}"
-            f" before {name} calls",
-            "__module__": __name__,
-            "format_name": name,
-        },
-    )
-    for name, fmt in FORMATS.items()
-    if fmt.think_blocks
-}
+REASONING_CLASSES: dict[str, type[FormatReasoningParser]] = reasoning_classes(
+    FormatReasoningParser, "ReasoningParser", __name__
+)
 """`--reasoning-parser` name -> our vLLM reasoning parser class: one per format whose models reason
 in think blocks, named as the format, to be paired with its tool parser."""
 globals().update({cls.__name__: cls for cls in REASONING_CLASSES.values()})
