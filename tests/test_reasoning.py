@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("vllm")
 
-from fuzzing.reasoning import Doc, random_document, reasoning_formats, scenarios
+from fuzzing.mutate import random_split
+from fuzzing.reasoning import Doc, mutated_document, random_document, reasoning_formats, reasoning_violations, scenarios
 from reasoning_scores import chat_template, composed, finished, normal, reasoning_tokenizer, streamed
 from toolcall_parsers.core.reasoning import Reasoning, ReasoningSplit, generation_start
 from toolcall_parsers.formats import FORMATS
@@ -167,6 +168,18 @@ def test_the_served_chat_template_says_where_reasoning_starts(tmp_path, monkeypa
     assert cls(tokenizer).extract_reasoning(doc.text, request) == (None, doc.text)
     monkeypatch.setattr(sys, "argv", ["vllm", "serve", "m", "--chat-template", str(served)])
     assert cls(tokenizer).extract_reasoning(doc.text, request) == ("r", "\nSunny.")
+
+
+@pytest.mark.parametrize("fmt", FORMATS_WITH_THINK)
+def test_mutated_reasoning_documents_split_alike_in_any_chunking(fmt):
+    """The fuzzer's mutations on reasoning documents (broken calls, markers injected, truncation),
+    split and read engine-free in random chunks and one character at a time: no exception, the same
+    answer, and nothing but markers lost."""
+    rng = random.Random(f"mutated-reasoning-{fmt}")
+    for _ in range(40):
+        text, tools, start = mutated_document(rng, fmt)
+        chunkings = [random_split(rng, text)] + ([list(text)] if len(text) < 3000 else [])
+        assert reasoning_violations(fmt, text, tools, start, chunkings) == [], (text, start)
 
 
 # -- the split: chunking invariance and nothing lost --------------------------------------------

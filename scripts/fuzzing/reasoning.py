@@ -25,6 +25,8 @@ from toolcall_parsers import parse
 from toolcall_parsers.formats import FORMATS
 
 from .generate import gen_document, gen_prose
+from .invariants import counter_ids, events_equal, merge
+from .mutate import _MUTATION_FUNCS, _MUTATION_WEIGHTS
 
 WEATHER = {
     "type": "function",
@@ -161,3 +163,85 @@ def _clean(text: str, markers: tuple[str, ...]) -> str:
         for marker in markers:
             text = text.replace(marker, "")
     return text
+
+
+# -- mutated documents, split engine-free ------------------------------------------------------------
+
+
+def mutated_document(rng: random.Random, name: str) -> tuple[str, list[dict[str, Any]], str]:
+    """(text, tools, start): a reasoning document broken by the fuzzer's mutations (truncated,
+    flipped, markers injected or repeated, surrogates, splices), with think markers and call openers
+    thrown in at random places; the prompt's start drawn too."""
+    fmt = FORMATS[name]
+    doc = random_document(rng, name)
+    text = doc.text
+    for mutation in rng.choices(_MUTATION_FUNCS, _MUTATION_WEIGHTS, k=rng.choice([0, 1, 1, 2])):
+        text = mutation(rng, text, name)
+    extra = [m for pair in fmt.think_pairs for m in pair] + list(fmt.call_openers) + [fmt.think_label]
+    for _ in range(rng.choice([0, 0, 1, 2])):
+        at = rng.randrange(len(text) + 1)
+        text = text[:at] + rng.choice(extra) + text[at:]
+    return text, doc.tools or TOOLS, rng.choice(["before", "before", "opened", "closed"])
+
+
+def split_events(name: str, chunks: list[str], tools: Any, start: str) -> tuple[str, str, list[Any]]:
+    """(reasoning, answer, the format's events on the answer) of our split and tool parser composed,
+    fed `chunks`, as an engine runs them: the split first, its answer text to the format's stream
+    as it comes; a call held in an unclosed block is read at the end."""
+    fmt = FORMATS[name]
+    split = fmt.reasoning_split(start)
+    stream = fmt.stream(tools, counter_ids)  # ids made from the call's index: the same in every run
+    reasoning: list[str] = []
+    answer: list[str] = []
+    events: list[Any] = []
+
+    def take(pieces: list[Any]) -> None:
+        for piece in pieces:
+            if type(piece).__name__ == "Reasoning":
+                reasoning.append(piece.text)
+            else:
+                answer.append(piece.text)
+                events.extend(stream.feed(piece.text))
+
+    for chunk in chunks:
+        take(split.feed(chunk))
+    take(split.close(calls=lambda held: bool(parse(name, held, tools).calls)))
+    events.extend(stream.close())
+    return "".join(reasoning), "".join(answer), events
+
+
+def _drop_whitespace(text: str) -> str:
+    return "".join(ch for ch in text if not ch.isspace())
+
+
+def reasoning_violations(name: str, text: str, tools: Any, start: str, chunkings: list[list[str]]) -> list[str]:
+    """What breaks the composition's invariants on `text`: an exception; any chunking whose reasoning,
+    answer or events differ from the whole text's; characters lost (everything but the markers and
+    label the split drops and whitespace at the reasoning's ends is in the reasoning or the answer,
+    in order)."""
+    try:
+        whole = split_events(name, [text], tools, start)
+    except Exception as exc:
+        return [f"raises on the whole text: {type(exc).__name__}: {exc}"]
+    found = []
+    for chunks in chunkings:
+        try:
+            chunked = split_events(name, chunks, tools, start)
+        except Exception as exc:
+            found.append(f"raises chunked: {type(exc).__name__}: {exc}")
+            continue
+        if chunked[:2] != whole[:2] or not events_equal(merge(whole[2]), merge(chunked[2])):
+            found.append(f"chunking changes the answer: {chunked[:2]!r} vs {whole[:2]!r}")
+    reasoning, answer, _ = whole
+    if not text.endswith(answer):
+        found.append(f"the answer is not the end of the text: {answer!r}")
+        return found
+    # Before the answer: a think opener (and label), the reasoning, a closer; nothing else.
+    before, said = _drop_whitespace(text[: len(text) - len(answer)]), _drop_whitespace(reasoning)
+    fmt = FORMATS[name]
+    label = _drop_whitespace(fmt.think_label)
+    heads = {"", label} | {_drop_whitespace(o) + tail for o, _ in fmt.think_pairs for tail in ("", label)}
+    tails = {""} | {_drop_whitespace(c) for _, c in fmt.think_pairs}
+    if not any(before == head + said + tail for head in heads for tail in tails):
+        found.append(f"characters lost or moved around the reasoning {reasoning!r}: {text[:200]!r}")
+    return found
