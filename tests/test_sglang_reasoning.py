@@ -26,7 +26,6 @@ from test_e2e_sglang_serving import stack  # noqa: F401  (the serving-layer fixt
 from test_sglang_adapter import leaves_no_trace
 from toolcall_parsers import FORMATS, parse
 from toolcall_parsers.core.reasoning import Reasoning
-from toolcall_parsers.sglang.reasoning import FormatSplit
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
@@ -39,7 +38,7 @@ template's detected config or the detector's `reasoning_default`."""
 def _held_answer(doc: Doc) -> bool:
     """The document's answer is text held after a call opener inside a block that never closes: our
     reasoning detector judges it at the end without the request's tools (SGLang hands it none)."""
-    split = FormatSplit(FORMATS[doc.fmt], "forced" if doc.start == "opened" else "before")
+    split = FORMATS[doc.fmt].reasoning_split(doc.start)
     pieces = split.feed(doc.text) + split.close(calls=False)
     return bool(doc.answer.strip()) and all(isinstance(p, Reasoning) for p in pieces)
 

@@ -6,7 +6,8 @@ which a format machine then reads for calls), the same way for a finished output
 chunking of it, so that a reasoning parser and a tool parser composed by an engine tell one story:
 
 - **Where reasoning is.** The output's first think block, where the output starts with one
-  (whitespace before it is dropped), or from the start when the prompt left one open; none when
+  (whitespace before it is dropped), or from the start when the prompt left one open (an opener
+  the model writes again there is dropped, as DeepSeek R1's does); none when
   the prompt closed one (thinking switched off);
   anything else before the answer means the model is not reasoning, and all of it is the answer.
   The block's markers are dropped, and whitespace at both ends of the reasoning (the block's
@@ -17,14 +18,16 @@ chunking of it, so that a reasoning parser and a tool parser composed by an engi
   inside the block (`openers`, the format's distinctive start markers) holds what follows until
   the text says which it is: the block's closer after it means the call was drafted in reasoning,
   and all of it is reasoning; the end of the output without a closer means reasoning ended at the
-  opener, and the rest is the answer (where the format machine reads its calls). So markup named
-  in reasoning prose stays reasoning when the block closes, and a closed block never calls. A
-  closer written inside a held call's value (`{"q": "a </think> b"}`) does not close the block:
-  a `probe`, the format's machine streaming eagerly, reads the held text and says where a call
-  is open. Held text in which the format reads no call (prose naming the marker), and any held
+  opener, and the answer starts at the first call the format reads in the rest (prose that named
+  the opener before it is reasoning). So markup named in reasoning prose stays reasoning when the
+  block closes, and a closed block never calls. A closer written inside a held call's value
+  (`{"q": "a </think> b"}`) does not close the block: a `probe`, the format's machine streaming
+  eagerly, reads the held text and says where a call is open; at the end, that closer was data
+  only if the call around it is read complete with it and not without it (else the block closed
+  there: a draft call left unfinished). Held text in which the format reads no call, and any held
   text of a request with no tools (or `tool_choice="none"`), is reasoning (`close(calls=...)`).
-  What is held is bounded (`Limits.max_call_chars`); past that it is reasoning, at a place the
-  text fixes, whatever the chunking.
+  What is held is bounded (`Limits.max_call_chars`, all the held text together); past that it is
+  reasoning, at a place the text fixes, whatever the chunking.
 
 Cost is linear: one `MarkerScanner` pass per state, holding back only a partial marker (or the held
 text, whose length the bound caps).
@@ -37,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .events import CallEnd, CallStart, Text
+from .logs import logs_silenced
 from .markers import MarkerScanner, literal_at
 
 
@@ -49,7 +53,14 @@ class Reasoning:
 
 Piece = Reasoning | Text
 
+CallReading = Callable[[str], "tuple[int, int] | None"]
+"""A format's reading of text held after a call opener: (where its first call starts, how many
+calls it reads), or None where it reads no call (or the request may not call)."""
+
 BEFORE, INSIDE, HELD, AFTER = range(4)
+
+_LATER_OPENERS = 3
+"""How many later call openers in held text are tried when the format reads no call from the first."""
 
 
 class ReasoningSplit:
@@ -77,7 +88,10 @@ class ReasoningSplit:
         self._open = MarkerScanner(self._closers)
         self._openers = tuple(openers)
         self._bound = bound
-        self._state = {"before": BEFORE, "opened": INSIDE, "closed": AFTER}[start]
+        self._state = {"before": BEFORE, "opened": BEFORE, "closed": AFTER}[start]
+        # Where the output does not start with an opener: the answer, or (the prompt opened the
+        # block, and the model did not write its opener again) inside the prompt's block.
+        self._opened = start == "opened"
         self._inside: MarkerScanner | None = None
         self._close_only: MarkerScanner | None = None
         if start == "opened":
@@ -88,6 +102,7 @@ class ReasoningSplit:
         self._new_probe = probe
         self._probe: Any = None  # HELD: the format machine reading the held text
         self._open_calls = 0
+        self._skipped: tuple[int, int] | None = None  # HELD: (offset, length) of the first closer let pass
         self._space = ""  # reasoning whitespace not sent yet (it may be the block's last)
         self._sent_reasoning = False
         self._label = label
@@ -115,23 +130,21 @@ class ReasoningSplit:
                 break
         return self._drain()
 
-    def close(self, *, calls: bool | Callable[[str], bool] = True) -> list[Piece]:
-        """End of output. `calls` says whether the text held after an opener in an unclosed block
-        calls (then it is the answer; otherwise reasoning): a bool (False: the request may not
-        call), or a test of the held text (whether the format reads a call in it)."""
+    def close(self, *, calls: bool | CallReading = True) -> list[Piece]:
+        """End of output. `calls` says where calls are in the text held from an opener in an
+        unclosed block (the answer from the first one on; reasoning before it): a bool (True: one,
+        at the opener; False: none, the request may not call), or the format's reading of the held
+        text (`CallReading`)."""
         rest, self._buf = self._buf, ""
-        if self._state == BEFORE:
+        if self._state == BEFORE and self._opened:
+            self._reason(rest)
+        elif self._state == BEFORE:
             self._answer(rest.lstrip())
         elif self._state == INSIDE:
             self._reason(rest)
         elif self._state == HELD:
             self._take(rest)
-            if calls if isinstance(calls, bool) else calls("".join(self._held)):
-                self._state = AFTER
-                self._answer("".join(self._held))
-                self._held.clear()
-            else:
-                self._release_held()
+            self._settle_held(calls)
         else:
             self._answer(rest)
         self._flush_lead()
@@ -157,6 +170,9 @@ class ReasoningSplit:
                 self._enter(self._closers[opener])
                 self._state = INSIDE
                 return start + len(opener)
+            if self._opened:  # inside the block the prompt opened
+                self._state = INSIDE
+                return start
             self._state = AFTER  # the model answers without reasoning
             self._answer(text[pos:])
             return len(text)
@@ -180,7 +196,9 @@ class ReasoningSplit:
             self._open_calls = 0
             self._take(m.group())
             return m.end()
-        if state == HELD and self._open_calls:  # the closer is written inside a call's value
+        if state == HELD and self._open_calls:  # the closer may be written inside a call's value
+            if self._skipped is None:
+                self._skipped = (self._held_len, len(m.group()))
             self._take(m.group())
             return m.end()
         if state == HELD:  # the block's closer: what was held was drafted in reasoning
@@ -204,7 +222,9 @@ class ReasoningSplit:
         self._held.append(text)
         self._held_len += len(text)
         if self._probe is not None:
-            for event in self._probe.feed(text):
+            with logs_silenced():  # prose naming an opener is reasoning, not a broken call
+                events = self._probe.feed(text)
+            for event in events:
                 if isinstance(event, CallStart):
                     self._open_calls += 1
                 elif isinstance(event, CallEnd):
@@ -212,12 +232,61 @@ class ReasoningSplit:
                 elif isinstance(event, Text):
                     self._open_calls = 0  # a call that broke comes back as text
 
-    def _release_held(self) -> None:
-        self._reason("".join(self._held))
+    def _settle_held(self, calls: bool | CallReading) -> None:
+        """The output ended inside the block, after a call opener. Where the format reads a call in
+        the held text, the answer starts there and what precedes it (prose naming the opener) is
+        reasoning. A closer was let pass inside the held text because the format's machine had a
+        call open there (`_skipped`): it was written inside a value only if that call is read
+        complete with it, and was not without it (the held text up to the closer reads fewer
+        calls); otherwise (a draft call left unfinished, a closer between a call's parts) the block
+        closed there, as it would have without a probe."""
+        held = "".join(self._held)
+
+        def read(text: str) -> tuple[int, int] | None:
+            if isinstance(calls, bool):
+                return (0, 1) if calls else None
+            return calls(text)
+
+        found = read(held)
+        at = 0
+        for _ in range(_LATER_OPENERS):
+            # A format may read prose that names the opener as one broken call swallowing the real
+            # call after it (GLM's `<tool_call> here ... <tool_call>f<arg_key>..`): read again from
+            # the next opener, a few times at most (each reading costs the held text's length).
+            if found is not None or isinstance(calls, bool):
+                break
+            at = min((i for i in (held.find(o, at + 1) for o in self._openers) if i > 0), default=-1)
+            if at < 0:
+                break
+            later = calls(held[at:])
+            found = (at + later[0], later[1]) if later is not None else None
+        if self._skipped is not None:
+            cut, length = self._skipped
+            before = read(held[:cut])
+            if found is None or found[0] >= cut or (before is not None and before[1] >= found[1]):
+                self._reason(held[:cut])
+                self._flush_lead()
+                self._answer(held[cut + length :])
+                self._drop_held()
+                return
+        if found is None:
+            self._release_held()
+            return
+        self._reason(held[: found[0]])
+        self._flush_lead()
+        self._answer(held[found[0] :])
+        self._drop_held()
+
+    def _drop_held(self) -> None:
         self._held.clear()
         self._held_len = 0
         self._probe = None
         self._open_calls = 0
+        self._skipped = None
+
+    def _release_held(self) -> None:
+        self._reason("".join(self._held))
+        self._drop_held()
 
     def _flush_lead(self) -> None:
         """The block ended while its first characters could still have been the label: they were

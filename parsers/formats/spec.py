@@ -17,9 +17,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..core.events import CallStart, Text
 from ..core.ids import IdFactory
 from ..core.limits import Limits
-from ..core.reasoning import ReasoningSplit
+from ..core.logs import logs_silenced
+from ..core.reasoning import CallReading, ReasoningSplit
 from ..core.stream import FormatStream, shorten
 from ..core.tokens import Vocabulary
 
@@ -199,6 +201,24 @@ class Format:
             bound=Limits.from_env().max_call_chars,
             probe=lambda: self.stream(streaming="eager"),
         )
+
+    def call_reading(self, tools: Any = None) -> CallReading:
+        """How our reasoning parsers read text held after a call opener in an unclosed think block
+        (`ReasoningSplit.close`): where the first call the format reads in it starts and how many
+        it reads (complete calls only), by the format's own machine with the request's tools. Its
+        log lines are dropped: prose that names a marker is reasoning, not a broken call."""
+
+        def read(text: str) -> tuple[int, int] | None:
+            with logs_silenced():
+                stream = self.stream(tools, streaming="complete")
+                events = stream.feed(text) + stream.close()
+            starts = [i for i, event in enumerate(events) if isinstance(event, CallStart)]
+            if not starts:
+                return None
+            before = "".join(event.text for event in events[: starts[0]] if isinstance(event, Text))
+            return (len(before) if text.startswith(before) else 0), len(starts)
+
+        return read
 
     @property
     def class_stem(self) -> str:

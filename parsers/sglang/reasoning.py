@@ -21,8 +21,8 @@ our tool parser of the same name is exact. Facts of SGLang 0.5.23 it relies on
   toggle, else the detector's `reasoning_default`, applied to the request's `chat_template_kwargs`):
   "the output may be inside a think block". Its own detectors then still drop a think opener the
   model writes itself (Qwen3's template leaves `<think>` to the model while SGLang reads its
-  `enable_thinking` as forcing), and so does ours: forced, an output that starts with an opener
-  (after whitespace) is split as one the model opened, any other as one the prompt opened.
+  `enable_thinking` as forcing), and so does ours: forced is our split's "opened" start, which
+  reads an output that starts with an opener (after whitespace) as the model's own block.
 - `reasoning_default` is read from the instance the serving layer builds at startup, with the
   tokenizer whose chat template is the served one; it is derived from that template rendered with
   and without the thinking toggles, so that a request is forced exactly when the template opens
@@ -35,14 +35,13 @@ our tool parser of the same name is exact. Facts of SGLang 0.5.23 it relies on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, StreamingParseResult
 
-from .. import parse
-from ..core.reasoning import Piece, Reasoning, ReasoningSplit, template_start
-from ..formats import Format, get_format, reasoning_classes
+from ..core.reasoning import CallReading, Piece, Reasoning, template_start
+from ..formats import get_format, reasoning_classes
 
 _TOGGLES = ("enable_thinking", "thinking")
 """The chat-template arguments SGLang knows as thinking toggles (its `reasoning_default` modes)."""
@@ -75,47 +74,6 @@ def continued_start(previous: Any, pairs: Sequence[tuple[str, str]]) -> str | No
     if closed > opened:
         return "closed"
     return "opened" if opened >= 0 else None
-
-
-class FormatSplit:
-    """A `ReasoningSplit` of the format; `start` "forced" (SGLang's `force_reasoning`) is settled by
-    the output's first characters: an opener there (after whitespace) is the model's own block, any
-    other text is inside the block the prompt opened. Leading whitespace is dropped either way (the
-    split drops it before a block and at the start of reasoning), so what waits is at most a partial
-    opener."""
-
-    def __init__(self, fmt: Format, start: str) -> None:
-        self._format = fmt
-        self._openers = tuple(opener for opener, _ in fmt.think_pairs)
-        self._lead = ""
-        self._split = None if start == "forced" else self._new(start)
-
-    def _new(self, start: str) -> ReasoningSplit:
-        return self._format.reasoning_split(start)
-
-    @property
-    def ended(self) -> bool:
-        return self._split is not None and self._split.ended
-
-    def feed(self, text: str) -> list[Piece]:
-        if self._split is None:
-            lead = (self._lead + text).lstrip()
-            if any(lead.startswith(opener) for opener in self._openers):
-                self._split = self._new("before")
-            elif not lead or any(opener.startswith(lead) for opener in self._openers):
-                self._lead = lead
-                return []
-            else:
-                self._split = self._new("opened")
-            self._lead, text = "", lead
-        return self._split.feed(text)
-
-    def close(self, calls: bool | Callable[[str], bool]) -> list[Piece]:
-        pieces: list[Piece] = []
-        if self._split is None:  # a partial opener at most: inside the prompt's block
-            self._split = self._new("opened")
-            pieces, self._lead = self._split.feed(self._lead), ""
-        return pieces + self._split.close(calls=calls)
 
 
 def _texts(pieces: Sequence[Piece]) -> tuple[str, str]:
@@ -154,11 +112,9 @@ class FormatReasoningDetector(BaseReasoningFormatDetector):
         )
         self._format = fmt
         continued = continued_start(self.previous_content, pairs) if continue_final_message else None
-        self._start = continued or ("forced" if force_reasoning else "before")
-        self._calls: bool | Callable[[str], bool] = (
-            (lambda held: bool(parse(fmt.name, held).calls)) if tool_call_parser_active else False
-        )
-        self._split = FormatSplit(fmt, self._start)
+        self._start = continued or ("opened" if force_reasoning else "before")
+        self._calls: CallReading | bool = fmt.call_reading() if tool_call_parser_active else False
+        self._split = fmt.reasoning_split(self._start)
         self._hold = not stream_reasoning or force_nonempty_content
         self._unsent: list[str] = []  # reasoning held back (`_hold`)
         self._answered = False  # the stream has sent answer text that is not whitespace
@@ -166,7 +122,7 @@ class FormatReasoningDetector(BaseReasoningFormatDetector):
     # -- finished responses -------------------------------------------------------------------
 
     def detect_and_parse(self, text: str) -> StreamingParseResult:
-        split = FormatSplit(self._format, self._start)
+        split = self._format.reasoning_split(self._start)
         reasoning, answer = _texts(split.feed(text) + split.close(calls=self._calls))
         if self._force_nonempty_content and not answer.strip():
             return StreamingParseResult(normal_text=reasoning + answer)

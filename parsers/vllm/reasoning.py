@@ -28,14 +28,13 @@ Facts of vLLM 0.32 it relies on:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from vllm.entrypoints.generate.base.protocol import DeltaMessage
 from vllm.reasoning import ReasoningParser
 
-from .. import parse
-from ..core.reasoning import Reasoning, ReasoningSplit, template_start
+from ..core.reasoning import CallReading, Reasoning, ReasoningSplit, template_start
 from ..core.tokens import vocabulary
 from ..formats import Format, get_format
 from .served_template import server_chat_template
@@ -44,13 +43,12 @@ _TAIL_TOKENS = 16
 """How many of a prompt's last tokens are decoded to see whether it ends with a closed block."""
 
 
-def _calls(fmt: Format, request: Any) -> Callable[[str], bool] | bool:
-    """Whether text held after a call opener in an unclosed think block calls (`ReasoningSplit.close`):
-    never for a request that may not call; else where our format reads a call in it."""
+def _calls(fmt: Format, request: Any) -> CallReading | bool:
+    """How text held after a call opener in an unclosed think block is read (`ReasoningSplit.close`):
+    never as calls for a request that may not call; else as our format reads it with the tools."""
     if not getattr(request, "tools", None) or getattr(request, "tool_choice", None) == "none":
         return False
-    tools = request.tools
-    return lambda held: bool(parse(fmt.name, held, tools).calls)
+    return fmt.call_reading(request.tools)
 
 
 class FormatReasoningParser(ReasoningParser):

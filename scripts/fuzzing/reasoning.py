@@ -101,6 +101,7 @@ def scenarios(name: str) -> list[Doc]:
         doc("no_tools", f"{o}r{c}\n{weather}", "r", f"\n{weather}", 0, tools=None),
         doc("tool_choice_none", f"{o}r{c}\n{weather}", "r", f"\n{weather}", 0, tool_choice="none"),
         doc("opened_by_prompt", f"r{c}\n{weather}", "r", f"\n{weather}", 1, start="opened"),
+        doc("opener_again_after_prompt", f"{o}\nr\n{c}\n\nAnswer.", "r", "\n\nAnswer.", 0, start="opened"),
         doc("closed_by_prompt", f"{weather}", None, weather, 1, start="closed"),
     ]  # fmt: skip
     if fmt.think_label:
@@ -121,7 +122,21 @@ def scenarios(name: str) -> list[Doc]:
             doc("unclosed_tool_choice_none", f"{o}I will call.\n{weather}", f"I will call.\n{weather}", "", 0,
                 tool_choice="none"),
             doc("opened_call_unclosed", f"r\n{weather}", "r", weather, 1, start="opened"),
+            doc("prose_opener_then_call_unclosed", f"{o}I use {opener} here.\nthen\n{weather}",
+                f"I use {opener} here.\nthen", weather, 1),
         ]  # fmt: skip
+        draft = opened_call(name, half)
+        docs += [
+            doc("draft_left_unfinished_then_closed", f"{o}Maybe {draft} no, not needed.\n{c}\nIt is sunny.",
+                f"Maybe {draft} no, not needed.", "\nIt is sunny.", 0),
+            doc("draft_left_unfinished_no_tools", f"{o}Maybe {draft} no.{c}\nIt is sunny.",
+                f"Maybe {draft} no.", "\nIt is sunny.", 0, tools=None),
+        ]  # fmt: skip
+        ends = [m for m in fmt.markers if weather.rstrip().endswith(m)]
+        if ends:
+            unended = weather.rstrip()[: -len(max(ends, key=len))]
+            docs.append(doc("closer_before_the_calls_end", f"{o}r\n{unended} {c}\nDone.", f"r\n{unended.rstrip()}",
+                            "\nDone.", 0))  # fmt: skip
     return docs
 
 
@@ -205,7 +220,7 @@ def split_events(name: str, chunks: list[str], tools: Any, start: str) -> tuple[
 
     for chunk in chunks:
         take(split.feed(chunk))
-    take(split.close(calls=lambda held: bool(parse(name, held, tools).calls)))
+    take(split.close(calls=fmt.call_reading(tools)))
     events.extend(stream.close())
     return "".join(reasoning), "".join(answer), events
 
