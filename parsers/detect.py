@@ -476,6 +476,9 @@ def _detect_reasoning(detection: Detection, render: Render, messages: list[dict[
 
     pairs = reasoning_pairs()
     markers = _history_markers(render, messages)
+    if markers is None:  # reasoning as a content block (Mistral's `thinking` chunks)
+        blocks = [{"type": "thinking", "thinking": THOUGHT}, {"type": "text", "text": PLAIN_TEXT}]
+        markers = _history_markers(render, [*messages[:1], {"role": "assistant", "content": blocks}])
     for kwargs in THINKING_TOGGLES:
         try:
             prompt = render(messages[:1], add_generation_prompt=True, **kwargs).rstrip()

@@ -520,6 +520,7 @@ def test_a_template_that_quotes_every_value_is_read_by_its_format(carrier):
         ("ByteDance-Seed-OSS", "seed_xml", ["<seed:think>", "</seed:think>"], False),
         ("tencent-Hy3", "hunyuan_xml", ["<think:opensource>", "</think:opensource>"], False),
         ("google-gemma-4-31B-it", "gemma_calls", ["<|channel>", "<channel|>"], False),
+        ("mistralai-Ministral-3-14B-Reasoning-2512", "mistral_json", ["[THINK]", "[/THINK]"], False),
     ],
 )
 def test_reasoning_markers_and_parser_of_the_models_own_templates(
