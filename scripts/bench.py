@@ -25,6 +25,18 @@ projection; runs happen in worker processes that are killed on a hang.
 
     python scripts/bench.py --hostile [--hostile-sizes 50000,500000] [--formats hermes_json,...]
     python scripts/bench.py --hostile --hostile-sizes 100000,10000000 --no-builtins
+
+`--reasoning` measures reasoning and calls composed, the same way: per format (a handful by default),
+four outputs at two sizes (a think block of prose then a call; call openers with prose in a closed
+block, then a call; the same never closed, held up to the call bound; prefixes of the closer in a
+closed block, then a call), through vLLM's composition (`ParserManager.get_parser(
+tool_parser_name=.., reasoning_parser_name=..)`), finished (`parse`) and streamed (`parse_delta` per
+token delta, tokenizer of `reasoning_scores.reasoning_tokenizer`): ours (`--reasoning-parser F
+--tool-call-parser F`) and the engine's pair (the first of `reasoning_scores.ENGINE_REASONING[F]`
+with `vllm_names[0]`), with the calls each read and the log lines each wrote. Same budget and
+workers as `--hostile`, one worker process at a time.
+
+    python scripts/bench.py --reasoning [--reasoning-sizes 20000,200000] [--formats hermes_json,...]
 """
 
 from __future__ import annotations
@@ -280,6 +292,7 @@ class Outcome:
     logs: int | None = None
     projected: bool = False
     failure: str = ""
+    calls: int | None = None
 
 
 class LogCounter(logging.Handler):
@@ -396,17 +409,18 @@ class HostileRunner:
         return run_once(cls, self.tokenizer, self.request, self.deltas, CLOCK)[0]
 
 
-def _serve(conn: Connection, fmt: str, builtins: bool) -> None:
+def _serve(conn: Connection, fmt: str, builtins: bool, runner_class: type[Any]) -> None:
     """Worker process: set up once (vLLM's import takes a while), then answer jobs until told to stop.
     vLLM's log handler writes to stdout, here /dev/null: its records are counted, not shown."""
     with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
-        runner = HostileRunner(fmt, builtins)
+        runner = runner_class(fmt, builtins)
         conn.send("ready")
         with contextlib.suppress(EOFError):  # the bench went away
             while (job := conn.recv()) is not None:
                 try:
                     conn.send(runner.measure(job))
                 except Exception as err:  # a built-in raising on hostile input is a result, not a bench failure
+                    print(f"# {fmt} | {job}: {type(err).__name__}: {str(err)[:300]}", file=sys.stderr)
                     conn.send(Outcome(0, failure=f"error: {type(err).__name__}"))
 
 
@@ -414,15 +428,17 @@ class Worker:
     """A child process per format, so that a parser that hangs or runs away (or a C-stack crash on
     deep nesting) costs one cell of the table, not the bench: on a timeout it is killed and replaced."""
 
-    def __init__(self, fmt: str, builtins: bool) -> None:
-        self.fmt, self.builtins = fmt, builtins
+    def __init__(self, fmt: str, builtins: bool, runner_class: type[Any] = HostileRunner) -> None:
+        self.fmt, self.builtins, self.runner_class = fmt, builtins, runner_class
         self.process: multiprocessing.process.BaseProcess | None = None
         self.conn: Connection | None = None
 
     def _start(self) -> Connection:
         context = multiprocessing.get_context("spawn")
         parent, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, self.fmt, self.builtins), daemon=True)
+        self.process = context.Process(
+            target=_serve, args=(child, self.fmt, self.builtins, self.runner_class), daemon=True
+        )
         self.process.start()
         child.close()
         if not parent.poll(600) or parent.recv() != "ready":
@@ -558,7 +574,7 @@ def run_hostile(args: argparse.Namespace) -> None:
     began = time.perf_counter()
     ours_plan: Plan = []
     builtin_plan: Plan = []
-    for fmt in args.formats.split(","):
+    for fmt in (args.formats or ",".join(FORMATS)).split(","):
         names = [h.name for h in HOSTILE if h.fmt == fmt and (not args.only or args.only in h.name)]
         builtins = () if args.no_builtins else BUILTINS.get(fmt, ())
         ours_plan.append((fmt, names, [(OURS, m) for m in OURS_MODES]))
@@ -597,13 +613,166 @@ def run_hostile(args: argparse.Namespace) -> None:
 def print_hostile_table(fmt: str, builtins: tuple[str, ...], small: int, large: int, rows: list[str]) -> None:
     a, b = size_label(small), size_label(large)
     groups = [f"ours {m}" for m in OURS_MODES] + [f"`{n}` {m}" for n in builtins for m in BUILTIN_MODES]
-    header = ["input"] + [f"{g} {s}" for g in groups for s in (a, b, "ratio")]
-    header.append(f"ours log lines (parse · stream64 · stream1; {a}/{b})")
-    header += [f"`{n}` log lines (parse · stream64; {a}/{b})" for n in builtins]
-    print(f"\n{fmt}: µs per character at {a} and {b} chars (ratio 1.00 = linear)\n")
+    extra = [f"ours log lines (parse · stream64 · stream1; {a}/{b})"]
+    extra += [f"`{n}` log lines (parse · stream64; {a}/{b})" for n in builtins]
+    print_cost_table(fmt, groups, extra, small, large, rows)
+
+
+def print_cost_table(title: str, groups: list[str], extra: list[str], small: int, large: int, rows: list[str]) -> None:
+    """A table of `cost_cells` rows: per group, µs/char at both sizes and their ratio; then `extra` columns."""
+    a, b = size_label(small), size_label(large)
+    header = ["input"] + [f"{g} {s}" for g in groups for s in (a, b, "ratio")] + extra
+    print(f"\n{title}: µs per character at {a} and {b} chars (ratio 1.00 = linear)\n")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     print("\n".join(rows))
+
+
+# -- reasoning and calls composed: cost per character at two sizes ---------------------------------
+
+REASONING_FORMATS = "hermes_json,qwen_xml,deepseek_dsml,kimi_json,glm_xml,gemma_calls,minimax_xml"
+REASONING_INPUTS = {"long_reasoning": 1, "openers_in_closed_think": 1, "unclosed_with_openers": 0, "partial_closers": 1}
+"""The outputs measured, and the calls a right composition reads in each (a check shown in the table)."""
+REASONING_MODES = ("finished", "streamed")
+ENGINE = "engine"
+PROSE = "The user asks about the weather in Oslo, so I should search for it first and then answer. "
+
+
+def reasoning_input(fmt: str, name: str, size: int) -> str:
+    """One of `REASONING_INPUTS` in format `fmt`, its think block about `size` characters: prose then a
+    call; call openers with prose in a closed block; the same never closed (held text, up to the
+    call bound); prefixes of the closer (`</thin </th ..`) in a closed block."""
+    spec = FORMATS[fmt]
+    opener, closer = spec.think_markers
+    call = spec.write([("search", {"query": "x"})])
+    unit = {
+        "long_reasoning": PROSE,
+        "openers_in_closed_think": f"{spec.call_openers[0]} drafted in reasoning, {PROSE}",
+        "unclosed_with_openers": f"{spec.call_openers[0]} {PROSE}",
+        "partial_closers": " ".join(closer[:k] for k in range(len(closer) - 1, 0, -1)) + " ",
+    }[name]
+    block = f"{opener}{spec.think_label}" + unit * (size // len(unit) + 1)
+    if name == "unclosed_with_openers":
+        return block
+    return f"{block}{closer}\n\n{call}"
+
+
+class ReasoningRunner:
+    """Runs jobs for one format inside a worker process, through vLLM's composition
+    (`ParserManager.get_parser(tool_parser_name=.., reasoning_parser_name=..)`): ours (the format's
+    reasoning and tool parser) and the engine's pair (the first of `ENGINE_REASONING[fmt]` with
+    `vllm_names[0]`), finished (`parse`) and streamed (`parse_delta` per token)."""
+
+    def __init__(self, fmt: str, builtins: bool) -> None:
+        from fuzzing.reasoning import TOOLS
+        from reasoning_scores import ENGINE_REASONING, Doc, build, chat_template, composed, reasoning_tokenizer
+        from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+        from vllm.plugins import load_general_plugins
+
+        load_general_plugins()
+        self.fmt, self.build = fmt, build
+        self.tokenizer = reasoning_tokenizer(fmt)
+        self.tokenizer.chat_template = chat_template(Doc(fmt, "bench", "", None, ""))  # the model opens the block
+        messages = [{"role": "user", "content": "x"}]
+        self.request = ChatCompletionRequest(messages=messages, model="m", tools=TOOLS, tool_choice="auto")
+        rendered = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        self.prompt = self.tokenizer.encode(rendered, add_special_tokens=False)
+        self.classes = {OURS: composed(fmt, fmt, self.tokenizer)}
+        if builtins and (pair := engine_pair(fmt, ENGINE_REASONING)):
+            self.classes[ENGINE] = composed(pair[1], pair[0], self.tokenizer)
+        self.inputs: dict[tuple[str, int], tuple[str, list[tuple[str, list[int]]]]] = {}
+        self.text = ""
+        self.deltas: list[tuple[str, list[int]]] = []
+        self.logs = {OURS: LogCounter(), ENGINE: LogCounter()}
+        logging.getLogger("toolcall_parsers").addHandler(self.logs[OURS])
+        logging.getLogger("vllm").addHandler(self.logs[ENGINE])
+
+    def measure(self, job: Job) -> Outcome:
+        """The best of up to 3 runs (fewer when one run takes a while); the calls the first read and
+        the log lines it wrote (the package's for ours, vLLM's for the engine's)."""
+        if (job.name, job.size) not in self.inputs:  # the sizes of one input at a time, each tokenized once
+            self.inputs = {key: value for key, value in self.inputs.items() if key[0] == job.name}
+            text = reasoning_input(self.fmt, job.name, job.size)
+            self.inputs[job.name, job.size] = text, token_deltas(self.tokenizer, text)
+        self.text, self.deltas = self.inputs[job.name, job.size]
+        before = self.logs[job.runner].count
+        seconds, calls = self._run(job)
+        logs = self.logs[job.runner].count - before
+        times = [seconds]
+        while len(times) < 3 and sum(times) < 0.5:
+            times.append(self._run(job)[0])
+        return Outcome(len(self.text), min(times), logs, calls=calls)
+
+    def _run(self, job: Job) -> tuple[float, int]:
+        from toolcall_parsers.toolbox.openai_stream import StreamFold
+
+        parser = self.build(self.classes[job.runner], self.tokenizer, self.request)
+        if job.mode == "finished":
+            start = CLOCK()
+            _, _, calls = parser.parse(self.text, self.request, enable_auto_tools=True)
+            return CLOCK() - start, len(calls or [])
+        kept, last = [], len(self.deltas) - 1
+        start = CLOCK()
+        for i, (text, ids) in enumerate(self.deltas):
+            message = parser.parse_delta(text, ids, self.request, prompt_token_ids=self.prompt, finished=i == last)
+            if message is not None and message.tool_calls:
+                kept.append(message)  # only these: keeping every delta alive makes the GC's cost grow
+        seconds = CLOCK() - start
+        fold = StreamFold()
+        for message in kept:
+            fold.add_delta(message)
+        return seconds, len(fold.calls)
+
+
+def engine_pair(fmt: str, engine_reasoning: dict[str, tuple[str, ...]]) -> tuple[str, str] | None:
+    """(reasoning parser, tool parser) of vLLM's own for the format's models, if it has both."""
+    reasoning, tools = engine_reasoning.get(fmt, ())[:1], FORMATS[fmt].vllm_names[:1]
+    return (reasoning[0], tools[0]) if reasoning and tools else None
+
+
+def run_reasoning(args: argparse.Namespace) -> None:
+    """Per format, every reasoning output at two sizes, composed through vLLM: ours and the engine's
+    pair, finished and streamed; cost per character, growth, the calls each read and the log lines
+    it wrote. One worker process per format, one at a time."""
+    import toolcall_parsers
+    from reasoning_scores import ENGINE_REASONING
+
+    print(f"# toolcall_parsers from {Path(toolcall_parsers.__file__).parent}", file=sys.stderr)
+    sizes = [int(s) for s in args.reasoning_sizes.split(",")]
+    small, large = sizes[0], sizes[-1]
+    a, b = size_label(small), size_label(large)
+    began = time.perf_counter()
+    superlinear: list[str] = []
+    for fmt in (args.formats or REASONING_FORMATS).split(","):
+        pair = None if args.no_builtins else engine_pair(fmt, ENGINE_REASONING)
+        runners = [OURS, ENGINE] if pair else [OURS]
+        engine = f"vLLM `{pair[0]}` + `{pair[1]}`" if pair else ""
+        worker = Worker(fmt, pair is not None, ReasoningRunner)
+        rows: list[str] = []
+        for name, want in REASONING_INPUTS.items():
+            print(f"# {fmt} | {name}", file=sys.stderr)
+            cells, read, logs = [name], [], []
+            for runner in runners:
+                outcomes = {m: ladder(worker, runner, m, name, sizes, args.hostile_budget) for m in REASONING_MODES}
+                for mode, results in outcomes.items():
+                    row_cells, ratio, projected = cost_cells(results, small, large)
+                    cells += row_cells
+                    if ratio is not None and ratio > 1.5:
+                        who = "ours" if runner == OURS else engine
+                        superlinear.append(f"{fmt}, {name}: {who} {mode} {'~' if projected else ''}{ratio:.1f}x")
+                    counts = {results[s].calls for s in (small, large) if s in results and results[s].calls is not None}
+                    read.append("/".join(str(c) for c in sorted(counts, key=str)) or "-")
+                logs.append(log_cells(outcomes, REASONING_MODES, small, large))
+            rows.append("| " + " | ".join([*cells, str(want), " · ".join(read), *logs]) + " |")
+        worker.stop()
+        groups = [f"{r} {m}" for r in runners for m in REASONING_MODES]
+        extra = ["calls meant", f"calls read ({' · '.join(groups)})"]
+        extra += [f"{r} log lines (finished · streamed; {a}/{b})" for r in runners]
+        print_cost_table(f"{fmt}" + (f" (engine: {engine})" if pair else ""), groups, extra, small, large, rows)
+    print(f"\nSuper-linear (µs/char grows more than 1.5x from {a} to {b}):\n")
+    print("\n".join(f"- {line}" for line in superlinear) or "- none")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\n(total {time.perf_counter() - began:.0f} s; CPU time per run; load average at the end {load})")
 
 
 def main() -> None:
@@ -615,13 +784,18 @@ def main() -> None:
     hostile = cli.add_argument_group("hostile inputs (--hostile instead of the per-delta tables)")
     hostile.add_argument("--hostile", action="store_true", help="cost per character on hostile model outputs")
     hostile.add_argument("--hostile-sizes", default="50000,500000", help="two sizes in characters")
-    hostile.add_argument("--formats", default=",".join(FORMATS))
+    hostile.add_argument("--formats", help="comma-separated formats (default: all; --reasoning: a handful)")
     hostile.add_argument("--only", default="", help="only the inputs whose name contains this")
     hostile.add_argument("--no-builtins", action="store_true", help="ours only (e.g. for 10 MB sizes)")
     hostile.add_argument("--hostile-budget", type=float, default=10, help="seconds one hostile run may take")
     hostile.add_argument("--serial", action="store_true", help="built-ins after ours, not on the other core")
+    reasoning = cli.add_argument_group("reasoning and calls composed (--reasoning)")
+    reasoning.add_argument("--reasoning", action="store_true", help="cost per character of reasoning + calls")
+    reasoning.add_argument("--reasoning-sizes", default="20000,200000", help="two sizes in characters")
     args = cli.parse_args()
-    if args.hostile:
+    if args.reasoning:
+        run_reasoning(args)
+    elif args.hostile:
         run_hostile(args)
     else:
         run_workloads(args)
