@@ -229,3 +229,29 @@ def test_split_is_chunking_proof_and_loses_nothing(text, cuts, start, calls, lab
         if source.count(marker) != kept.count(marker):
             source = source.replace(marker, "", source.count(marker) - kept.count(marker))
     assert kept == source
+
+
+@pytest.mark.parametrize(
+    ("bound", "text"),
+    [
+        (
+            300,
+            '<think>r\n<tool_call>\n{"name": "search", "arguments": {"query": "' + "x" * 241 + '</think> b"}}\nDone.',
+        ),
+        (5, "<think>r <tool_call>abc</think>ok"),
+    ],
+)
+def test_a_marker_past_the_held_bound_loses_and_repeats_nothing(monkeypatch, bound, text):
+    """A closer or opener taken whole may carry the held text past the bound: the cut is right after
+    it, the same in any chunking, and every character is kept once."""
+    monkeypatch.setenv("TOOLCALL_PARSERS_MAX_CALL_CHARS", str(bound))
+    fmt = FORMATS["hermes_json"]
+    answers = set()
+    for step in (len(text), 1, 3, 7):
+        split = fmt.reasoning_split("before")
+        pieces = [p for i in range(0, len(text), step) for p in split.feed(text[i : i + step])]
+        answers.add(joined(pieces + split.close(calls=fmt.call_reading(None))))
+    assert len(answers) == 1
+    reasoning, answer = answers.pop()
+    kept, source = "".join((reasoning + answer).split()), "".join(text.replace("<think>", "", 1).split())
+    assert kept in (source, source.replace("</think>", "", 1))  # the closer goes where it closes the block

@@ -180,9 +180,10 @@ class ReasoningSplit:
         assert scanner is not None
         m = scanner.search(text, pos)
         end = m.start() if m is not None else scanner.releasable(text, pos)
-        if state == HELD and end - pos > self._bound - self._held_len:
+        room = max(0, self._bound - self._held_len)  # a marker taken whole may have passed the bound
+        if state == HELD and end - pos > room:
             # Too long to be a call that ends the output: reasoning, cut where the text says.
-            cut = pos + self._bound - self._held_len
+            cut = pos + room
             self._held.append(text[pos:cut])
             self._release_held()
             self._state = INSIDE
