@@ -134,6 +134,9 @@ def test_sglang_argument_parsing_accepts_our_reasoning_parsers(stack, smollm2_di
         ("<think>I weigh", " Oslo.</think>\nIt is sunny.", ("Oslo.", "\nIt is sunny.")),
         ("<think>I weighed.</think>\nIt is", " sunny.", ("", " sunny.")),
         ("Sure", ", it is sunny.", ("", ", it is sunny.")),
+        # An answer that names the opener has not opened a block: the rest is answer too.
+        ("Sure, models write <think> first", " and then answer.", ("", " and then answer.")),
+        ("\n<think>I weigh <tool_call> as prose", " more.</think>Done.", ("more.", "Done.")),
     ],
 )
 def test_a_continued_message_keeps_its_place(previous, output, expected):

@@ -115,6 +115,11 @@ class ReasoningSplit:
         return self._state == AFTER
 
     @property
+    def reasoning(self) -> bool:
+        """Reading inside the block (its text so far is reasoning, or held after a call opener)."""
+        return self._state in (INSIDE, HELD)
+
+    @property
     def holding(self) -> bool:
         """Text after a call opener inside the block waits for the block's end or the output's."""
         return self._state == HELD

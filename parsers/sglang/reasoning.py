@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, StreamingParseResult
 
 from ..core.reasoning import CallReading, Piece, Reasoning, template_start
-from ..formats import get_format, reasoning_classes
+from ..formats import Format, get_format, reasoning_classes
 
 _TOGGLES = ("enable_thinking", "thinking")
 """The chat-template arguments SGLang knows as thinking toggles (its `reasoning_default` modes)."""
@@ -64,16 +64,18 @@ def reasoning_default(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> str:
     return "always" if opened else "explicit_enable_thinking"
 
 
-def continued_start(previous: Any, pairs: Sequence[tuple[str, str]]) -> str | None:
-    """Where a continued assistant message leaves reasoning: "opened" inside a block it opened and
-    did not close, "closed" after a block it closed; None where it has no marker (or no text)."""
-    if not isinstance(previous, str):
-        return None
-    opened = max(previous.rfind(opener) for opener, _ in pairs)
-    closed = max(previous.rfind(closer) for _, closer in pairs)
-    if closed > opened:
+def continued_start(previous: Any, fmt: Format, start: str) -> str:
+    """Where a continued assistant message leaves reasoning, read by our split as if it were the
+    output's start (`start`: where the prompt left it): "opened" inside a block it opened (or the
+    prompt's) and did not close, "closed" after a block it closed or an answer it began (an opener
+    written later in the answer opens nothing), else `start` (no text yet)."""
+    if not isinstance(previous, str) or not previous.strip():
+        return start
+    split = fmt.reasoning_split(start)
+    split.feed(previous)
+    if split.ended:
         return "closed"
-    return "opened" if opened >= 0 else None
+    return "opened" if split.reasoning else start
 
 
 def _texts(pieces: Sequence[Piece]) -> tuple[str, str]:
@@ -111,8 +113,8 @@ class FormatReasoningDetector(BaseReasoningFormatDetector):
             force_nonempty_content=force_nonempty_content,
         )
         self._format = fmt
-        continued = continued_start(self.previous_content, pairs) if continue_final_message else None
-        self._start = continued or ("opened" if force_reasoning else "before")
+        start = "opened" if force_reasoning else "before"
+        self._start = continued_start(self.previous_content, fmt, start) if continue_final_message else start
         self._calls: CallReading | bool = fmt.call_reading() if tool_call_parser_active else False
         self._split = fmt.reasoning_split(self._start)
         self._hold = not stream_reasoning or force_nonempty_content
