@@ -62,6 +62,10 @@ BEFORE, INSIDE, HELD, AFTER = range(4)
 _LATER_OPENERS = 3
 """How many later call openers in held text are tried when the format reads no call from the first."""
 
+_JUDGED_CLOSERS = 4
+"""How many closers let pass in held text are judged at the end (the first inside each call the
+probe opened); one let pass inside a later call is taken as data. Each judgment reads held text."""
+
 
 class ReasoningSplit:
     """Splits one output into reasoning and answer text. `pairs`: the think markers the model may
@@ -102,7 +106,9 @@ class ReasoningSplit:
         self._new_probe = probe
         self._probe: Any = None  # HELD: the format machine reading the held text
         self._open_calls = 0
-        self._skipped: tuple[int, int] | None = None  # HELD: (offset, length) of the first closer let pass
+        self._calls_opened = 0  # HELD: calls the probe has opened
+        # HELD: (offset, length, call) of the first closer let pass inside each call, in order
+        self._skipped: list[tuple[int, int, int]] = []
         self._space = ""  # reasoning whitespace not sent yet (it may be the block's last)
         self._sent_reasoning = False
         self._label = label
@@ -203,8 +209,9 @@ class ReasoningSplit:
             self._take(m.group())
             return m.end()
         if state == HELD and self._open_calls:  # the closer may be written inside a call's value
-            if self._skipped is None:
-                self._skipped = (self._held_len, len(m.group()))
+            judged = self._skipped[-1][2] if self._skipped else 0
+            if judged != self._calls_opened and len(self._skipped) < _JUDGED_CLOSERS:
+                self._skipped.append((self._held_len, len(m.group()), self._calls_opened))
             self._take(m.group())
             return m.end()
         if state == HELD:  # the block's closer: what was held was drafted in reasoning
@@ -233,6 +240,7 @@ class ReasoningSplit:
             for event in events:
                 if isinstance(event, CallStart):
                     self._open_calls += 1
+                    self._calls_opened += 1
                 elif isinstance(event, CallEnd):
                     self._open_calls -= 1
                 elif isinstance(event, Text):
@@ -242,10 +250,11 @@ class ReasoningSplit:
         """The output ended inside the block, after a call opener. Where the format reads a call in
         the held text, the answer starts there and what precedes it (prose naming the opener) is
         reasoning. A closer was let pass inside the held text because the format's machine had a
-        call open there (`_skipped`): it was written inside a value only if that call is read
-        complete with it, and was not without it (the held text up to the closer reads fewer
-        calls); otherwise (a draft call left unfinished, a closer between a call's parts) the block
-        closed there, as it would have without a probe."""
+        call open there (`_skipped`, the first in each call, in order): it was written inside a
+        value only if that call is read complete with it, and was not without it (the held text up
+        to the closer reads fewer calls); otherwise (a draft call left unfinished, a closer between
+        a call's parts) the block closed at the first such closer, as it would have without a
+        probe."""
         held = "".join(self._held)
 
         def read(text: str) -> tuple[int, int] | None:
@@ -266,10 +275,13 @@ class ReasoningSplit:
                 break
             later = calls(held[at:])
             found = (at + later[0], later[1]) if later is not None else None
-        if self._skipped is not None:
-            cut, length = self._skipped
+        for k, (cut, length, _) in enumerate(self._skipped):
+            # Read with the call around this closer: up to the next judged closer (inside a later
+            # call, which is still open there), or all of the held text for the last one.
+            later = self._skipped[k + 1][0] if k + 1 < len(self._skipped) else None
+            complete = found if later is None else read(held[:later])
             before = read(held[:cut])
-            if found is None or found[0] >= cut or (before is not None and before[1] >= found[1]):
+            if complete is None or complete[0] >= cut or (before is not None and before[1] >= complete[1]):
                 self._reason(held[:cut])
                 self._flush_lead()
                 self._answer(held[cut + length :])
@@ -288,7 +300,8 @@ class ReasoningSplit:
         self._held_len = 0
         self._probe = None
         self._open_calls = 0
-        self._skipped = None
+        self._calls_opened = 0
+        self._skipped = []
 
     def _release_held(self) -> None:
         self._reason("".join(self._held))

@@ -126,11 +126,17 @@ def scenarios(name: str) -> list[Doc]:
                 f"I use {opener} here.\nthen", weather, 1),
         ]  # fmt: skip
         draft = opened_call(name, half)
+        two = opened_call(name, fmt.write([("search", {"query": f"a {c} b"}), ("search", {"query": f"c {c} d"})]))
         docs += [
             doc("draft_left_unfinished_then_closed", f"{o}Maybe {draft} no, not needed.\n{c}\nIt is sunny.",
                 f"Maybe {draft} no, not needed.", "\nIt is sunny.", 0),
             doc("draft_left_unfinished_no_tools", f"{o}Maybe {draft} no.{c}\nIt is sunny.",
                 f"Maybe {draft} no.", "\nIt is sunny.", 0, tools=None),
+            # A closer inside a drafted call's string, then a draft left unfinished: the second
+            # closer is the block's, whatever the first was.
+            doc("closer_in_string_then_draft_closed", f"{o}r\n{search} then {draft} no.{c}\nDone.",
+                f"r\n{search} then {draft} no.", "\nDone.", 0),
+            doc("closers_in_two_strings_unclosed", f"{o}r\n{two}", "r", two, 2),
         ]  # fmt: skip
         ends = [m for m in fmt.markers if weather.rstrip().endswith(m)]
         if ends:
