@@ -59,6 +59,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from fuzzing.reasoning import opened_call
 from prepare_model import ensure_model
 from toolcall_parsers.formats import FORMATS
 
@@ -631,7 +632,13 @@ def print_cost_table(title: str, groups: list[str], extra: list[str], small: int
 # -- reasoning and calls composed: cost per character at two sizes ---------------------------------
 
 REASONING_FORMATS = "hermes_json,qwen_xml,deepseek_dsml,kimi_json,glm_xml,gemma_calls,minimax_xml"
-REASONING_INPUTS = {"long_reasoning": 1, "openers_in_closed_think": 1, "unclosed_with_openers": 0, "partial_closers": 1}
+REASONING_INPUTS = {
+    "long_reasoning": 1,
+    "openers_in_closed_think": 1,
+    "unclosed_with_openers": 0,
+    "partial_closers": 1,
+    "closers_in_a_held_call": 1,
+}
 """The outputs measured, and the calls a right composition reads in each (a check shown in the table)."""
 REASONING_MODES = ("finished", "streamed")
 ENGINE = "engine"
@@ -641,10 +648,14 @@ PROSE = "The user asks about the weather in Oslo, so I should search for it firs
 def reasoning_input(fmt: str, name: str, size: int) -> str:
     """One of `REASONING_INPUTS` in format `fmt`, its think block about `size` characters: prose then a
     call; call openers with prose in a closed block; the same never closed (held text, up to the
-    call bound); prefixes of the closer (`</thin </th ..`) in a closed block."""
+    call bound); prefixes of the closer (`</thin </th ..`) in a closed block; a block never closed
+    that ends in a call whose string holds the closer again and again (each let pass, then judged)."""
     spec = FORMATS[fmt]
     opener, closer = spec.think_markers
     call = spec.write([("search", {"query": "x"})])
+    if name == "closers_in_a_held_call":
+        value = f"a {closer} b " * (size // (len(closer) + 5) + 1)
+        return f"{opener}{spec.think_label}{PROSE}\n" + opened_call(fmt, spec.write([("search", {"query": value})]))
     unit = {
         "long_reasoning": PROSE,
         "openers_in_closed_think": f"{spec.call_openers[0]} drafted in reasoning, {PROSE}",
@@ -750,6 +761,8 @@ def run_reasoning(args: argparse.Namespace) -> None:
         worker = Worker(fmt, pair is not None, ReasoningRunner)
         rows: list[str] = []
         for name, want in REASONING_INPUTS.items():
+            if args.only not in name:
+                continue
             print(f"# {fmt} | {name}", file=sys.stderr)
             cells, read, logs = [name], [], []
             for runner in runners:
