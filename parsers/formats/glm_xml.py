@@ -37,7 +37,8 @@ Decided, for each malformed shape the field reports:
 - **A key with no value** (`<arg_key>a</arg_key><arg_key>b..`, `</tool_call>` or a stray `</arg_key>` right
   after a key),
   **a tag in a key**, text between arguments, a name that breaks the rules above, a call refused at
-  its name or past the size bound of its arguments: the call is text up to its `</tool_call>`; the
+  its name or past the size bound of its arguments: the call is text up to its `</tool_call>` (or up to a
+  `<tool_call>` before it: the model named the tag, then called); the
   other calls still count.
 - **The `</arg_value>` dropped before the call's close** (`<arg_value>1</tool_call><tool_call>..`,
   SGLang's IQuest tests): the call's close followed by the next call's open ends the value, and the

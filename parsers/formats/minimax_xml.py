@@ -46,7 +46,8 @@ shows a call).
 
 An invoke that breaks the grammar, is refused at its name (too many calls, an undeclared tool the
 operator refuses, a lone surrogate, an empty or over-long name) or passes the size bound of its
-arguments (`TOOLCALL_PARSERS_MAX_CALL_CHARS`) is text up to its `</invoke>`, and the other invokes
+arguments (`TOOLCALL_PARSERS_MAX_CALL_CHARS`) is text up to its `</invoke>` (or up to
+an `<invoke` before it), and the other invokes
 still count; a block that never holds an invoke, and an invoke cut off by the end of the output, are
 text. A size bound crossed inside a value is acted on where that
 value ends, so the outcome does not depend on how the text was chunked.

@@ -68,7 +68,8 @@ undeclared tools.
 A function that breaks the grammar (text where a parameter tag belongs, a name with `<` or a line
 break, an empty or over-long name), is refused at its name (too many calls, an undeclared tool the
 operator refuses, a lone surrogate) or passes the size bound of its arguments
-(`TOOLCALL_PARSERS_MAX_CALL_CHARS`) is text up to its `</function>`, and the other functions still
+(`TOOLCALL_PARSERS_MAX_CALL_CHARS`) is text up to its `</function>` (or up
+to a `<function=` before it), and the other functions still
 count; a block that never holds a function (`<tool_call></tool_call>`, Hermes-style JSON inside
 `<tool_call>`) is text; a function cut off by the end of the output is text (also a `</parameter>`
 followed by `</tool_call>`: the `</function>` was dropped).

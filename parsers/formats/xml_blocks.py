@@ -11,7 +11,8 @@ Only NAME (how a tag's name is written and where it ends) and the tags themselve
 format gives its `XmlBlockTags`, its value ends, and a reader for the NAME state (`_scan_name`) that
 passes each complete name to `_named`. The rules both follow, written once here: a call that breaks
 the grammar, is refused at its name or passes the size bound of its arguments is text up to its
-CALL_CLOSE (the `SKIP` state), and the other calls still count; a block that never holds a call,
+CALL_CLOSE (the `SKIP` state), or up to a CALL_OPEN written before that (the model opened the call
+again: prose naming the tag, then the real call), and the other calls still count; a block that never holds a call,
 and a call cut off by the end of the output, are text; whitespace between tags is consumed as
 markup as it arrives, so what waits for more text is at most a partial tag or a name.
 
@@ -114,7 +115,7 @@ class XmlBlockStream(FormatStream):
         tags = self.tags
         starts = [tags.start, *([tags.call_open] if self.bare_calls else [])]
         self._outside = OutsideCalls(self._text, starts, think_markers)
-        self._skip_scanner = MarkerScanner([tags.call_close, tags.end])
+        self._skip_scanner = MarkerScanner([tags.call_close, tags.end, tags.call_open])
         self._state = TEXT
         self._raw: list[str] = []  # markup and values of the current block or call: text if it breaks
         self._block_calls = 0  # calls finished in the current block
@@ -350,6 +351,9 @@ class XmlBlockStream(FormatStream):
             self._text(text[pos:cut])
             return cut if cut > pos else None
         self._text(text[pos : m.start()])
+        if m.group() == self.tags.call_open:  # a call the model opened again: read it
+            self._state = TEXT if self.blockless else BLOCK
+            return m.start()
         if m.group() == self.tags.end and not self.blockless:
             self._raw = [self.tags.end]
             self._end_block()

@@ -114,6 +114,7 @@ def scenarios(name: str) -> list[Doc]:
         ]  # fmt: skip
     if fmt.call_openers:
         weather, search = opened_call(name, weather), opened_call(name, search)
+        prose = "".join(f"I use {opener} here, {i}. " for i in range(6))  # more than _LATER_OPENERS
         docs += [
             doc("call_in_unclosed_think", f"{o}I will call.\n{weather}", "I will call.", weather, 1),
             doc("closer_in_string_unclosed", f"{o}r\n{search}", "r", search, 1),
@@ -124,6 +125,7 @@ def scenarios(name: str) -> list[Doc]:
             doc("opened_call_unclosed", f"r\n{weather}", "r", weather, 1, start="opened"),
             doc("prose_opener_then_call_unclosed", f"{o}I use {opener} here.\nthen\n{weather}",
                 f"I use {opener} here.\nthen", weather, 1),
+            doc("many_prose_openers_then_call_unclosed", f"{o}{prose}\n{weather}", prose.strip(), weather, 1),
         ]  # fmt: skip
         draft = opened_call(name, half)
         two = opened_call(name, fmt.write([("search", {"query": f"a {c} b"}), ("search", {"query": f"c {c} d"})]))
