@@ -184,10 +184,13 @@ def test_mutated_reasoning_documents_split_alike_in_any_chunking(fmt):
 
 # -- the split: chunking invariance and nothing lost --------------------------------------------
 
-PAIRS = [("<think>", "</think>")]
+PAIRS = [("<think>", "</think>"), ("[THINK]", "[/THINK]")]  # the prompt may open either
 OPENERS = ["<tool_call>"]
 ALPHABET = st.sampled_from(
-    ["<think>", "</think>", "<tool_call>", "</tool_call>", "<", "/", "a", " ", "\n", "<th", "thought\n", "thou", "ght"]
+    [
+        *("<think>", "</think>", "[THINK]", "[/THINK]", "<tool_call>", "</tool_call>"),
+        *("<", "/", "a", " ", "\n", "<th", "[/TH", "thought\n", "thou", "ght"),
+    ]
 )
 LABEL = "thought\n"
 
@@ -225,7 +228,7 @@ def test_split_is_chunking_proof_and_loses_nothing(text, cuts, start, calls, lab
     # at the ends of the reasoning and before the answer, are all that is missing.
     kept = "".join(ch for ch in reasoning + answer if not ch.isspace())
     source = "".join(ch for ch in text if not ch.isspace())
-    for marker in ("<think>", "</think>", "thought"):
+    for marker in ("<think>", "</think>", "[THINK]", "[/THINK]", "thought"):
         if source.count(marker) != kept.count(marker):
             source = source.replace(marker, "", source.count(marker) - kept.count(marker))
     assert kept == source

@@ -69,7 +69,7 @@ probe opened); one let pass inside a later call is taken as data. Each judgment 
 
 class ReasoningSplit:
     """Splits one output into reasoning and answer text. `pairs`: the think markers the model may
-    write, (open, close), the first being the one an open prompt means; `openers`: call openers that
+    write, (open, close) (a block the prompt opened ends at any pair's closer); `openers`: call openers that
     may end an unclosed block; `start`: where the prompt left reasoning (`generation_start`:
     "before", "opened" in the first pair's block, "closed"); `bound`: the most text held after an
     opener; `probe`: makes the format's machine (eager streaming) that reads the held text, to
@@ -98,9 +98,10 @@ class ReasoningSplit:
         self._opened = start == "opened"
         self._inside: MarkerScanner | None = None
         self._close_only: MarkerScanner | None = None
-        if start == "opened":
-            self._enter(pairs[0][1])
-        self._buf = ""  # a partial marker, or leading whitespace, held until more text comes
+        if start == "opened":  # the prompt's opener may be any pair's: any closer ends the block
+            self._enter([close for _, close in pairs])
+        self._buf = ""  # a partial marker held until more text comes
+        self._lead_space: list[str] = []  # BEFORE: whitespace before the block (dropped if one opens)
         self._held: list[str] = []  # HELD: the text from the opener on
         self._held_len = 0
         self._new_probe = probe
@@ -109,7 +110,7 @@ class ReasoningSplit:
         self._calls_opened = 0  # HELD: calls the probe has opened
         # HELD: (offset, length, call) of the first closer let pass inside each call, in order
         self._skipped: list[tuple[int, int, int]] = []
-        self._space = ""  # reasoning whitespace not sent yet (it may be the block's last)
+        self._space: list[str] = []  # reasoning whitespace not sent yet (it may be the block's last)
         self._sent_reasoning = False
         self._label = label
         self._lead = ""  # the reasoning's first characters while they may still be the label
@@ -172,20 +173,23 @@ class ReasoningSplit:
             return len(text)
         if state == BEFORE:
             start = len(text) - len(text[pos:].lstrip())
+            if start > pos:  # whitespace: dropped if a block follows
+                self._lead_space.append(text[pos:start])
             if start == len(text):
-                return -1 - pos  # only whitespace so far: it is dropped if a block follows
+                return start
             opener = literal_at(text, start, self._closers)
             if opener is None:
-                return -1 - pos
+                return -1 - start
+            lead, self._lead_space = "".join(self._lead_space), []
             if opener:
-                self._enter(self._closers[opener])
+                self._enter([self._closers[opener]])
                 self._state = INSIDE
                 return start + len(opener)
             if self._opened:  # inside the block the prompt opened
                 self._state = INSIDE
                 return start
             self._state = AFTER  # the model answers without reasoning
-            self._answer(text[pos:])
+            self._answer(lead + text[start:])
             return len(text)
         scanner = self._inside if state == INSIDE else self._close_only
         assert scanner is not None
@@ -218,12 +222,12 @@ class ReasoningSplit:
             self._release_held()
         self._flush_lead()
         self._state = AFTER
-        self._space = ""
+        self._space = []
         return m.end()
 
-    def _enter(self, closer: str) -> None:
-        self._inside = MarkerScanner([closer, *self._openers])
-        self._close_only = MarkerScanner([closer])
+    def _enter(self, closers: Sequence[str]) -> None:
+        self._inside = MarkerScanner([*closers, *self._openers])
+        self._close_only = MarkerScanner(closers)
 
     def _take(self, text: str) -> None:
         """Text inside the block: reasoning, or held after an opener."""
@@ -325,10 +329,10 @@ class ReasoningSplit:
                 text = lead[len(label) :].lstrip() if lead.startswith(label) else lead
         body = text.rstrip()
         if not body:
-            self._space += text
+            self._space.append(text)
             return
-        self._out.append(Reasoning(self._space + body))
-        self._space = text[len(body) :]
+        self._out.append(Reasoning("".join(self._space) + body))
+        self._space = [text[len(body) :]]
         self._sent_reasoning = True
 
     def _answer(self, text: str) -> None:

@@ -104,6 +104,9 @@ def scenarios(name: str) -> list[Doc]:
         doc("opener_again_after_prompt", f"{o}\nr\n{c}\n\nAnswer.", "r", "\n\nAnswer.", 0, start="opened"),
         doc("closed_by_prompt", f"{weather}", None, weather, 1, start="closed"),
     ]  # fmt: skip
+    for other_open, other_close in fmt.think_pairs[1:]:  # the prompt may open any pair's block
+        docs.append(doc(f"opened_by_prompt_{other_open}", f"r{other_close}\n{weather}", "r", f"\n{weather}", 1,
+                        start="opened"))  # fmt: skip
     if fmt.think_label:
         label = fmt.think_label
         docs += [
