@@ -638,6 +638,7 @@ REASONING_INPUTS = {
     "unclosed_with_openers": 0,
     "partial_closers": 1,
     "closers_in_a_held_call": 1,
+    "whitespace_runs": 1,
 }
 """The outputs measured, and the calls a right composition reads in each (a check shown in the table)."""
 REASONING_MODES = ("finished", "streamed")
@@ -649,10 +650,13 @@ def reasoning_input(fmt: str, name: str, size: int) -> str:
     """One of `REASONING_INPUTS` in format `fmt`, its think block about `size` characters: prose then a
     call; call openers with prose in a closed block; the same never closed (held text, up to the
     call bound); prefixes of the closer (`</thin </th ..`) in a closed block; a block never closed
-    that ends in a call whose string holds the closer again and again (each let pass, then judged)."""
+    that ends in a call whose string holds the closer again and again (each let pass, then judged);
+    long whitespace runs before the block and inside it, then a call."""
     spec = FORMATS[fmt]
     opener, closer = spec.think_markers
     call = spec.write([("search", {"query": "x"})])
+    if name == "whitespace_runs":  # before the block and inside it, each streamed in many tokens
+        return f"{chr(10) * (size // 2)}{opener}r{' ' * (size // 2)}s{closer}\n\n{call}"
     if name == "closers_in_a_held_call":
         value = f"a {closer} b " * (size // (len(closer) + 5) + 1)
         return f"{opener}{spec.think_label}{PROSE}\n" + opened_call(fmt, spec.write([("search", {"query": value})]))
