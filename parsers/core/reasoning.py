@@ -71,7 +71,7 @@ class ReasoningSplit:
     """Splits one output into reasoning and answer text. `pairs`: the think markers the model may
     write, (open, close) (a block the prompt opened ends at any pair's closer); `openers`: call openers that
     may end an unclosed block; `start`: where the prompt left reasoning (`generation_start`:
-    "before", "opened" in the first pair's block, "closed"); `bound`: the most text held after an
+    "before", "opened" in a block of any pair, "closed"); `bound`: the most text held after an
     opener; `probe`: makes the format's machine (eager streaming) that reads the held text, to
     tell a closer inside a call's value from the block's; `label`: markup the model writes at the
     start of the block (Gemma 4's `thought\n`), dropped there and nowhere else."""
@@ -279,18 +279,19 @@ class ReasoningSplit:
                 break
             later = calls(held[at:])
             found = (at + later[0], later[1]) if later is not None else None
+        before = read(held[: self._skipped[0][0]]) if self._skipped else None
         for k, (cut, length, _) in enumerate(self._skipped):
             # Read with the call around this closer: up to the next judged closer (inside a later
             # call, which is still open there), or all of the held text for the last one.
             later = self._skipped[k + 1][0] if k + 1 < len(self._skipped) else None
             complete = found if later is None else read(held[:later])
-            before = read(held[:cut])
             if complete is None or complete[0] >= cut or (before is not None and before[1] >= complete[1]):
                 self._reason(held[:cut])
                 self._flush_lead()
                 self._answer(held[cut + length :])
                 self._drop_held()
                 return
+            before = complete  # the held text up to the next judged closer, read once
         if found is None:
             self._release_held()
             return

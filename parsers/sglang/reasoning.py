@@ -69,7 +69,7 @@ def continued_start(previous: Any, fmt: Format, start: str) -> str:
     output's start (`start`: where the prompt left it): "opened" inside a block it opened (or the
     prompt's) and did not close, "closed" after a block it closed or an answer it began (an opener
     written later in the answer opens nothing), else `start` (no text yet)."""
-    if not isinstance(previous, str) or not previous.strip():
+    if not isinstance(previous, str):
         return start
     split = fmt.reasoning_split(start)
     split.feed(previous)
