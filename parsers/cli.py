@@ -224,7 +224,7 @@ def _print_detection(model: str, detection: Any, commands: dict[str, str]) -> No
             f"[green]{used}[/]" if used else "none of ours reads these markers with this parser: reasoning stays text",
         )
     if not detection.parser:
-        table.add_row("suggested", f"{detection.suggested} with our template (below)")
+        table.add_row("suggested", f"{detection.suggested} with our template (below): {detection.suggestion_note}")
     table.add_row("vLLM", commands["vllm"])
     table.add_row("SGLang", commands["sglang"])
     stdout_console().print(table)

@@ -10,10 +10,24 @@ without `type`, content None or ""), and the shapes that fail are reported with 
 Engine-free on purpose: `toolcall-parsers detect` and the `auto` parsers of the vLLM and SGLang
 adapters share `detect_template()`; `detect_once()` caches the answer per tokenizer and template so
 a server detects once per process.
+
+A template that teaches no format of ours gets a suggestion (ours, served with our template), and
+detect says how much it is worth, because an operator must not mistake a default for a finding: by
+`frame` when only one of our templates frames turns as the model's does (Kimi's, Granite's turn
+markers: that family's format, guessed); else a `fallback`, said to be one: the format most models
+with that frame are trained on (`FRAME_DEFAULTS`: ChatML's `<|im_start|>assistant`, which many
+of our templates share, gets hermes_json), and hermes_json where none of ours frames turns alike.
+It is a decision, not the registry's order, so a new format sharing a frame cannot change it.
+
+Fast, because operators run it by hand and servers at start-up: the tokenizer loads without torch
+where the model ships a `tokenizer.json`, the parsers read each distinct probe turn once, and our
+templates (compiling one costs more than rendering a dozen turns) are rendered only for a
+suggestion, in decision order up to the first match, once per process.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -156,6 +170,13 @@ class Detection:
     of its markers appear in the prompt once tools are given)."""
     suggested: str | None = None
     """Our format to use with our template, when the model's own does not teach one of ours."""
+    suggested_by: str | None = None
+    """How much `suggested` is worth: "frame" (only our template of it frames turns as the model's
+    does: its family's format, guessed) or "fallback" (nothing in the template points to a format of
+    ours: the default for its frame). Never a detection."""
+    suggestion_note: str | None = None
+    """The plain sentence detect prints with `suggested`: what the template teaches, and that the
+    suggestion is a fallback or a guess, and why."""
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -364,26 +385,71 @@ FALLBACK_SUGGESTION = "hermes_json"
 """The format suggested when no template of ours frames turns as the model's does: the JSON-in-tags
 calls most open models are trained on (the registry's first, alphabetical, would be arbitrary)."""
 
+FRAME_DEFAULTS: dict[str, str] = {
+    "hermes_json": "the format most ChatML models are trained on",
+    "llama_json": "Llama 3.1's own, the format most models with Llama 3's turns are trained on",
+    "deepseek_json": "the format of DeepSeek V3, R1 and V3.1 (V3.2 and later templates teach DSML)",
+    "gigachat_json": "the format of the open GigaChat 3 and 3.1 models",
+    "harmony_json": "gpt-oss's, the models whose turns these are",
+}
+"""Where several of our templates frame turns alike, the one a template that teaches no format of
+ours gets, and why (the format most models with those turns are trained on). `test_detect` holds
+every frame that several of ours share to exactly one of these."""
 
-def suggest_format(render: Render) -> str:
-    """Our format whose template frames a turn as the model's own template does (the same text
-    between the user's message and the assistant's reply), in registry order; else the fallback."""
+
+def generation_header(render: Render) -> str | None:
+    """The text a template writes between the user's message and the assistant's reply (its turn
+    frame: `<|im_end|>\n<|im_start|>assistant\n` for ChatML), rendered without tools; None where it
+    does not render."""
     user = [{"role": "user", "content": USER_TEXT}]
+    try:
+        prompt = render(user, add_generation_prompt=True, tools=None)
+    except Exception:
+        return None
+    return prompt[prompt.rfind(USER_TEXT) + len(USER_TEXT) :] if USER_TEXT in prompt else None
 
-    def header(r: Render) -> str | None:
-        try:
-            prompt = r(user, add_generation_prompt=True, tools=None)
-        except Exception:
-            return None
-        return prompt[prompt.rfind(USER_TEXT) + len(USER_TEXT) :] if USER_TEXT in prompt else None
 
-    own = header(render)
+@functools.cache
+def our_frame(name: str) -> str | None:
+    """`generation_header` of our template for format `name`, once per process (compiling a template
+    is most of what a detection costs)."""
+    return generation_header(template_renderer(FORMATS[name].template_path.read_text(encoding="utf-8")))
+
+
+def suggest_format(render: Render) -> tuple[str, str, str]:
+    """(format, "frame" or "fallback", why) for a template that teaches no format of ours. Our
+    templates are compared with the model's turn frame in decision order, the frame defaults first,
+    up to the first match: a default matching means a frame several of ours share (a fallback); any
+    other format matching is then the only one of ours with that frame (its family, guessed)."""
+    own = generation_header(render)
     shipped = [name for name, fmt in FORMATS.items() if fmt.template_path.is_file()]
-    for name in shipped:
-        ours = template_renderer(FORMATS[name].template_path.read_text(encoding="utf-8"))
-        if own is not None and header(ours) == own:
-            return name
-    return FALLBACK_SUGGESTION if FALLBACK_SUGGESTION in shipped else next(iter(FORMATS))
+    order = [name for name in FRAME_DEFAULTS if name in shipped] + [n for n in shipped if n not in FRAME_DEFAULTS]
+    for name in order if own is not None else ():
+        if our_frame(name) != own:
+            continue
+        if name in FRAME_DEFAULTS:
+            return (
+                name,
+                "fallback",
+                f"its turns are framed as several of ours are ({own!r}); {name} is {FRAME_DEFAULTS[name]}",
+            )
+        return name, "frame", f"only our {name} template frames turns as this one does ({own!r})"
+    most = "the format most open models are trained on"
+    return (
+        FALLBACK_SUGGESTION,
+        "fallback",
+        f"no template of ours frames turns as this one does; {FALLBACK_SUGGESTION} is {most}",
+    )
+
+
+def _teaches(detection: Detection) -> str:
+    """What a template that no format of ours fits teaches, said plainly."""
+    if detection.writes is None:
+        return "the template renders the probe call in none of the shapes clients send (each one's error is listed)"
+    if _writes_calls(detection.writes):
+        return f"the template writes tool calls in a format none of ours reads ({detection.writes[:80]!r})"
+    tools = "lists the tools but renders no calls" if detection.teaches_tools else "renders neither tools nor calls"
+    return f"the template teaches no tool-call format: it {tools}, and names no format's markers"
 
 
 def detect_template(tokenizer: Any, template: str | None = None, source: str = "the tokenizer") -> Detection:
@@ -399,6 +465,7 @@ def detect_template(tokenizer: Any, template: str | None = None, source: str = "
         return detection
     detection.teaches_tools = PROBE_CALL[0] in prompt
     first_turn: tuple[ProbeShape, str] | None = None
+    read: set[str] = set()
     for shape in probe_shapes():
         try:
             turn = assistant_turn(render, shape.messages(with_result=False), closing)
@@ -406,6 +473,9 @@ def detect_template(tokenizer: Any, template: str | None = None, source: str = "
             detection.failed_probes.append(f"{shape.describe()}: {_short_error(err)}")
             continue
         first_turn = first_turn or (shape, turn)
+        if turn in read:  # shapes often render the same turn: read each once
+            continue
+        read.add(turn)
         found = matching_formats(turn, [PROBE_CALL])
         if found:
             detection.parser, detection.candidates = found[0], found
@@ -440,7 +510,9 @@ def detect_template(tokenizer: Any, template: str | None = None, source: str = "
         elif detection.parser:
             detection.skip_special_tokens_strips = False
     if detection.parser is None:
-        detection.suggested = suggest_format(render)
+        detection.suggested, detection.suggested_by, why = suggest_format(render)
+        worth = "a fallback" if detection.suggested_by == "fallback" else "a guess from the turn framing"
+        detection.suggestion_note = f"{_teaches(detection)}. {detection.suggested} is {worth}, not a detection: {why}"
     return detection
 
 
@@ -504,10 +576,26 @@ def _detect_reasoning(detection: Detection, render: Render, messages: list[dict[
 
 def load_tokenizer(model: str) -> Any:
     """The tokenizer of a local model folder or of a Hugging Face id already in the local cache
-    (nothing is downloaded)."""
+    (nothing is downloaded). A `tokenizer.json` loads into transformers' generic fast tokenizer (the
+    class transformers maps many models to), which needs no torch: `AutoTokenizer` imports it, 2.5 s
+    of the 5 s detect took on SmolLM2. Without one (SentencePiece or tiktoken files), or with
+    Mistral's `tekken.json` (which `AutoTokenizer` gives to mistral-common), as `AutoTokenizer` loads it."""
+    if _has_file(model, "tokenizer.json") and not _has_file(model, "tekken.json"):
+        from transformers import PreTrainedTokenizerFast
+
+        return PreTrainedTokenizerFast.from_pretrained(model, local_files_only=True)
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(model, local_files_only=True)
+
+
+def _has_file(model: str, name: str) -> bool:
+    """Does the model folder, or the Hugging Face cache of the id, hold file `name`?"""
+    if Path(model).is_dir():
+        return (Path(model) / name).is_file()
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(model, name), str)
 
 
 def template_source(model: str) -> str:
@@ -567,12 +655,12 @@ def describe(detection: Detection) -> str:
         return (
             f"the chat template ({detection.template_source}) {how} {detection.parser}; parsing as {detection.parser}"
         )
-    why = detection.error or (
-        f"it writes {detection.writes!r}" if detection.writes else "it writes no tool calls for the probe"
-    )
+    if detection.error or not detection.suggested:
+        where = f"no format of ours fits the chat template ({detection.template_source})"
+        return f"{where}: {detection.error}. Tool calls are NOT parsed; the text passes through"
     return (
-        f"no format of ours fits the chat template ({detection.template_source}): {why}. Tool calls are NOT "
-        f"parsed; the text passes through. Serve with --tool-call-parser {detection.suggested} --chat-template "
-        f"{FORMATS[detection.suggested].template_path if detection.suggested else '...'}, or the engine's parser "
-        "for that format"
+        f"no format of ours fits the chat template ({detection.template_source}): {detection.suggestion_note}. "
+        "Tool calls are NOT parsed; the text passes through. Serve with --tool-call-parser "
+        f"{detection.suggested} --chat-template {FORMATS[detection.suggested].template_path} if the model writes "
+        "that format, or name the engine's parser for the format it does write"
     )

@@ -60,3 +60,6 @@ def test_the_end_of_the_output_after_a_parameter_ends_the_call():
     cut = HEAD + '<rfl:parameter name="path">\na'
     result = both_paths("beam_xml", cut, TOOLS)
     assert calls_of(result) == [] and result.content == cut.strip()
+    for tail in ("<|ca", "<|call"):  # the closer cut part-way (an outside review): the call, and that part as text
+        result = both_paths("beam_xml", HEAD + param("path", "a") + tail, TOOLS)
+        assert (result.content, calls_of(result)) == (tail, [("write_file", {"path": "a"})])

@@ -5,9 +5,11 @@ keys, which no other format reads."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers import both_paths, calls_of
-from toolcall_parsers import parse
+from toolcall_parsers import get_format, parse
 from toolcall_parsers.formats import cohere_json as cohere
 
 TOOLS = [
@@ -90,3 +92,35 @@ def test_cohere_keys_are_cohere_own():
 def test_a_block_in_the_plan_is_text():
     plan = '<|START_THINKING|>I will write <|START_ACTION|>[{"tool_name": "save"}]<|END_ACTION|><|END_THINKING|>'
     assert parse("cohere_json", plan, TOOLS).calls == []
+
+
+def _common_list(start: str, end: str = "") -> str:
+    """CALLS as a list of common call objects (`name` / `arguments`) between `start` and `end`."""
+    objects = ", ".join(json.dumps({"name": name, "arguments": arguments}) for name, arguments in CALLS)
+    return f"{start}[{objects}]{end}"
+
+
+LISTS = {
+    "cohere_json": cohere.write(CALLS),
+    "granite_json": get_format("granite_json").write(CALLS),
+    "xlam_json": get_format("xlam_json").write(CALLS),
+    "hermes_json": _common_list("<tool_call>", "</tool_call>"),
+    "mistral_json": _common_list("[TOOL_CALLS]"),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(LISTS))
+def test_a_comma_dropped_between_two_calls_of_a_list_is_both_calls_never_half(fmt):
+    """An outside review: `[{..} {..}]` was the first call, and the rest of the list as content with
+    its opening gone. A comma dropped between two call objects is read as if written: both calls.
+    The list reader (`core.json_calls`) serves every format of JSON call lists, so all read it so."""
+    text = LISTS[fmt]
+    assert "}, {" in text
+    for spelling in ("} {", "}{", "}\n{"):
+        result = both_paths(fmt, "Sure. " + text.replace("}, {", spelling), TOOLS, eager=True)
+        assert (result.content, calls_of(result)) == ("Sure.", CALLS), spelling
+
+
+def test_inside_arguments_a_dropped_comma_is_still_no_json():
+    text = '<tool_call>{"name": "save", "arguments": {"path": [{"a": 1} {"b": 2}]}}</tool_call>'
+    assert both_paths("hermes_json", text, TOOLS).calls == []

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text
 from toolcall_parsers.core.events import Event, build_result, merge_text
-from toolcall_parsers.formats import ConstraintRequest
+from toolcall_parsers.formats import ConstraintRequest, gigachat_gcml
 from toolcall_parsers.formats import deepseek_dsml as ds
 from toolcall_parsers.formats.deepseek_dsml import V4, V32, V41, DeepSeekDsmlStream, write
 
@@ -197,6 +197,28 @@ def test_a_block_cut_off_keeps_the_calls_that_closed(ds_tokens):
         result = both("Two.\n\n" + START + "\n" + first + "\n" + cut, tokenizer=ds_tokens)
         assert calls_of(result) == [("get_weather", {"city": "Paris"})]
         assert result.content == ("Two.\n\n\n" + cut if cut else "Two.")  # the unfinished invoke is text
+
+
+@pytest.mark.parametrize("dialect", [V4, V32, V41, gigachat_gcml.DIALECT], ids=["v4", "v32", "v41", "gcml"])
+def test_an_invoke_cut_after_its_payload_is_a_call_and_one_cut_inside_it_is_text(dialect):
+    """An outside review (GLM, Kimi): a call whose payload is complete and only its closing tags are
+    missing was text here too, where `hermes_json` reads its complete JSON without its close as a
+    call. One rule: only the invoke's closing tags missing, or cut part-way (text), is a call."""
+    fmt = "gigachat_gcml" if dialect is gigachat_gcml.DIALECT else "deepseek_dsml"
+    tags = dialect.tags
+    head = tags.start + "\n" + f'{tags.call_open} name="get_weather">\n'
+    done = head + param("city", "true", "Paris", dialect) + "\n" + param("days", "false", "3", dialect)
+    for tail in ("", "\n", "\n" + tags.call_close[:5], tags.call_close + "\n" + tags.end[:4]):
+        result = both_paths(fmt, done + tail, TOOLS)
+        assert (result.content, calls_of(result)) == (
+            tail.replace(tags.call_close, "").strip() or None,
+            [("get_weather", {"city": "Paris", "days": 3})],
+        ), tail
+    body = head + '{"city": "Bei"}\n'
+    assert calls_of(both_paths(fmt, body, TOOLS)) == [("get_weather", {"city": "Bei"})]
+    for cut in (done[:-4], done[:-16], done + "\n" + tags.param_open[:4], head, head[:-4], body[:-3]):
+        result = both_paths(fmt, cut, TOOLS)
+        assert (result.content, result.calls) == (cut.strip(), []), cut
 
 
 def test_text_before_and_after_the_block_is_kept_and_markup_never_leaks(ds_tokens):

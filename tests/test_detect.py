@@ -53,8 +53,8 @@ def test_smollm2_own_template_teaches_no_tools(smollm2_dir):
     # It concatenates content as a string: content None raises, content "" renders (calls dropped).
     assert detection.failed_probes and all("content None" in f and "TypeError" in f for f in detection.failed_probes)
     assert detection.probe is not None and "content ''" in detection.probe
-    # Suggested: one of ours that frames turns as SmolLM2's ChatML does, with our template.
-    assert detection.suggested in FORMATS
+    # Suggested: ChatML's fallback, said to be one, with our template.
+    assert (detection.suggested, detection.suggested_by) == ("hermes_json", "fallback")
     commands = serve_commands(str(smollm2_dir), detection)
     assert f"--tool-call-parser {detection.suggested} --chat-template" in commands["vllm"]
     assert str(FORMATS[detection.suggested].template_path) in commands["sglang"]
@@ -409,6 +409,23 @@ MODEL_TEMPLATES = {
     "ByteDance-Seed-OSS": "seed_xml",
     "tencent-Hy3": "hunyuan_xml",
     "ibm-granite-granite-4.1": "hermes_json",
+    # The rest of the collection detect names a format for, pinned when the suggestion changed.
+    "Apriel-1.6-15b-Thinker-fixed": "jamba_json",  # a JSON list in `<tool_calls>`
+    "unsloth-Apriel-1.5": "jamba_json",
+    "Bielik-11B-v3.0-Instruct": "hermes_json",
+    "MiMo-VL": "hermes_json",
+    "Reka-Edge": "hermes_json",
+    "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use": "hermes_json",
+    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": "qwen_xml",
+    "Mistral-Small-3.2-24B-Instruct-2506": "mistral_json",
+    "mistralai-Ministral-3-14B-Reasoning-2512": "mistral_json",
+    "meta-llama-Llama-3.2-3B-Instruct": "llama_json",
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": "deepseek_json",
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": "deepseek_json",
+    "poolside-Laguna-S-2.1": "glm_xml",
+    "poolside-Laguna-XS-2.1": "glm_xml",
+    "google-gemma-4-31B-it": "gemma_calls",
+    "google-gemma-4-31B-it-interleaved": "gemma_calls",
 }
 """Real templates (llama.cpp's collection) and the format each teaches."""
 
@@ -440,7 +457,8 @@ def test_a_template_the_sandbox_refuses_is_no_guess_and_says_why(carrier, model_
     detection = detect_template(carrier, model_template("Kimi-K2-Instruct"), "Kimi-K2-Instruct")
     assert detection.parser is None and detection.failed_probes
     assert all("SecurityError" in reason for reason in detection.failed_probes)
-    assert detection.suggested == "kimi_json"
+    assert (detection.suggested, detection.suggested_by) == ("kimi_json", "frame")
+    assert "kimi_json is a guess from the turn framing, not a detection" in detection.suggestion_note
 
 
 def test_the_suggestion_without_a_matching_frame_is_the_fallback(carrier, model_template):
@@ -448,6 +466,130 @@ def test_the_suggestion_without_a_matching_frame_is_the_fallback(carrier, model_
 
     detection = detect_template(carrier, model_template("NVIDIA-Nemotron-Nano-v2"), "Nemotron Nano v2")
     assert detection.parser is None and detection.suggested == FALLBACK_SUGGESTION == "hermes_json"
+    assert detection.suggested_by == "fallback"
+    assert "writes tool calls in a format none of ours reads ('<TOOLCALL>" in detection.suggestion_note
+    assert "no template of ours frames turns as this one does" in detection.suggestion_note
+
+
+# -- a template that teaches no format of ours: the suggestion is a decision, and says what it is worth -
+
+CHATML_TEACHING_NO_FORMAT = ["HuggingFaceTB-SmolLM3-3B", "LFM2-8B-A1B", "LFM2.5-Instruct"]
+"""Real ChatML templates (llama.cpp's collection) that write no history calls and name no format's
+markers: LFM2-8B-A1B and LFM2.5-Instruct list the tools, SmolLM3's renders them only under its own
+`xml_tools` argument. (SmolLM2's own, the third named in the issue, is the prepared model folder.)"""
+
+SUGGESTIONS = {
+    **{model: ("hermes_json", "fallback") for model in CHATML_TEACHING_NO_FORMAT},
+    "Kimi-K2-Instruct": ("kimi_json", "frame"),
+    "Kimi-K2-Thinking": ("kimi_json", "frame"),
+    "ibm-granite-granite-3.3-2B-Instruct": ("granite_json", "frame"),
+    "meetkai-functionary-medium-v3.1": ("llama_json", "fallback"),  # Llama 3's turns, shared by three of ours
+    "NVIDIA-Nemotron-Nano-v2": ("hermes_json", "fallback"),  # no frame of ours
+    "google-gemma-2-2b-it": ("hermes_json", "fallback"),
+    "llama-cpp-rwkv-world": ("hermes_json", "fallback"),
+    "meetkai-functionary-medium-v3.2": ("hermes_json", "fallback"),
+    "microsoft-Phi-3.5-mini-instruct": ("hermes_json", "fallback"),
+    "upstage-Solar-Open-100B": ("hermes_json", "fallback"),
+}
+"""Every template of the collection that renders and that no format of ours fits: the suggestion
+and what it is worth."""
+
+
+DOES_NOT_RENDER = [
+    "CohereForAI-c4ai-command-r-plus-tool_use",
+    "fireworks-ai-llama-3-firefunction-v2",
+    "llama-cpp-deepseek-r1",
+]
+"""Templates of the collection that do not render a plain conversation in transformers (an error, no
+suggestion)."""
+
+
+def test_every_template_of_the_collection_has_its_expected_answer(model_template):
+    """MODEL_TEMPLATES, SUGGESTIONS and DOES_NOT_RENDER cover llama.cpp's whole collection, so a
+    change to detection shows on every template it answers today."""
+    from model_templates import ensure_templates
+
+    collection = {path.stem for path in ensure_templates().glob("*.jinja")}
+    covered = [*MODEL_TEMPLATES, *SUGGESTIONS, *DOES_NOT_RENDER]
+    assert len(covered) == len(set(covered)) and set(covered) == collection
+
+
+def test_smollm2_own_chatml_template_gets_the_fallback_and_says_so(smollm2_dir):
+    """SmolLM2's ChatML frames turns as many of our templates do; alphabetical order gave
+    dots_xml. The decision gives hermes_json, and every place detect speaks says it is a fallback."""
+    detection = detect_model(str(smollm2_dir))
+    assert (detection.parser, detection.suggested, detection.suggested_by) == (None, "hermes_json", "fallback")
+    note = detection.suggestion_note
+    assert note.startswith("the template teaches no tool-call format: it renders neither tools nor calls")
+    assert "hermes_json is a fallback, not a detection" in note
+    assert "hermes_json is the format most ChatML models are trained on" in note
+    assert note in describe(detection) and "Tool calls are NOT parsed" in describe(detection)
+    assert detection.to_json()["suggested_by"] == "fallback"
+
+
+@pytest.mark.parametrize("model", CHATML_TEACHING_NO_FORMAT)
+def test_chatml_templates_teaching_no_format_get_the_fallback_and_say_so(carrier, model_template, model):
+    detection = detect_template(carrier, model_template(model), model)
+    assert (detection.parser, detection.suggested, detection.suggested_by) == (None, "hermes_json", "fallback")
+    assert detection.candidates == [] and not detection.taught_only
+    assert detection.suggestion_note.startswith("the template teaches no tool-call format")
+    assert "hermes_json is a fallback, not a detection" in detection.suggestion_note
+    commands = serve_commands(model, detection)
+    assert commands["vllm"].endswith(
+        f"--tool-call-parser hermes_json --chat-template {FORMATS['hermes_json'].template_path}"
+    )
+
+
+@pytest.mark.parametrize(("model", "suggestion"), sorted(SUGGESTIONS.items()))
+def test_every_template_no_format_fits_gets_its_decided_suggestion(carrier, model_template, model, suggestion):
+    detection = detect_template(carrier, model_template(model), model)
+    assert detection.parser is None and detection.error is None
+    assert (detection.suggested, detection.suggested_by) == suggestion
+    worth = "a fallback" if suggestion[1] == "fallback" else "a guess from the turn framing"
+    assert f"{suggestion[0]} is {worth}, not a detection" in detection.suggestion_note
+
+
+def test_every_frame_our_templates_share_has_exactly_one_default():
+    """The decision, not the registry's order: where several of our templates frame turns alike,
+    exactly one of them is that frame's default, and each default's frame is shared (a frame only
+    one of ours has suggests that format as its family's, not as a fallback)."""
+    from toolcall_parsers.detect import FRAME_DEFAULTS, our_frame
+
+    frames: dict[str, list[str]] = {}
+    for name, fmt in FORMATS.items():
+        if fmt.template_path.is_file() and our_frame(name) is not None:
+            frames.setdefault(our_frame(name), []).append(name)
+    shared = {frame: names for frame, names in frames.items() if len(names) > 1}
+    for frame, names in shared.items():
+        assert len(set(names) & set(FRAME_DEFAULTS)) == 1, (frame, names)
+    assert {name for names in shared.values() for name in names} >= set(FRAME_DEFAULTS)
+    assert "hermes_json" in frames["<|im_end|>\n<|im_start|>assistant\n"]
+
+
+def test_our_templates_are_rendered_only_for_a_suggestion_and_up_to_the_first_match(carrier, model_template):
+    """Compiling a template costs more than a detection's renders: a template that teaches a format
+    compiles none of ours, and ChatML's fallback compiles one (hermes_json's, the first in order)."""
+    from toolcall_parsers.detect import our_frame
+
+    our_frame.cache_clear()
+    assert detect_template(carrier, model_template("Qwen-Qwen3-0.6B"), "Qwen3").parser == "hermes_json"
+    assert our_frame.cache_info().misses == 0
+    assert detect_template(carrier, model_template("LFM2-8B-A1B"), "LFM2").suggested == "hermes_json"
+    assert our_frame.cache_info().misses == 1
+
+
+def test_detect_model_loads_a_tokenizer_json_without_torch(smollm2_dir):
+    """AutoTokenizer imports torch (most of what `detect` took on SmolLM2): a model folder with a
+    `tokenizer.json` is read by transformers' generic fast tokenizer, which does not."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from toolcall_parsers.detect import detect_model; "
+        f"d = detect_model({str(smollm2_dir)!r}); print('torch' in sys.modules, d.suggested)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "hermes_json"]
 
 
 TAUGHT_ONLY = """{%- for m in messages %}<|im_start|>{{ m.role }}

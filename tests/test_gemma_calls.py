@@ -189,6 +189,117 @@ def test_single_quotes_are_text_in_strings_and_strings_of_their_own(g4_tokens):
     assert result.calls == [] and result.content == text
 
 
+SPACE_KEYS = {"my key": "v", "n": {"inner key": 2, "b": [1, {"deep key": True}]}}
+
+
+def _rendered_call(model_template, arguments):
+    """One call as Gemma 4's own template writes it in an assistant turn."""
+    turn = [{"role": "user", "content": "hi"}]
+    turn.append({"role": "assistant", "content": "", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": arguments}}]})  # fmt: skip
+    rendered = _model_render(model_template, turn)
+    return rendered[rendered.index("<|tool_call>") : rendered.index("<tool_call|>") + len("<tool_call|>")]
+
+
+def test_bare_keys_with_a_space_as_gemma_4s_template_writes_them(g4_tokens, model_template):
+    """Gemma 4's template writes every key of a call bare (`format_argument(escape_keys=False)`),
+    whatever it holds: `{my key:..}`, nested too. Such a call was text."""
+    text = _rendered_call(model_template, SPACE_KEYS)
+    assert "{my key:" in text and "{deep key:true}" in text
+    result = both(text, None, g4_tokens)
+    assert calls_of(result) == [("f", SPACE_KEYS)] and result.content is None
+    assert write([("f", SPACE_KEYS)]) == text  # the writer writes them as the template does
+    # whitespace around a key is markup; inside it, part of the key; after a bare value's `, ` a member
+    result = both(call("f", f" my  key : {s('v')} ,n:1, other key:2"), None, g4_tokens)
+    assert calls_of(result) == [("f", {"my  key": "v", "n": 1, "other key": 2})]
+    # the strict constraint writes a declared key as the writer does (bare where it reads back bare)
+    schema = {"type": "object", "properties": {"my key": {"type": "string"}, "x:y": {"type": "integer"}}}
+    grammar = tag_grammar(required_constraint(ConstraintRequest({"f": schema})))
+    for arguments in ({"my key": "v"}, {"x:y": 1}, {"my key": "v", "x:y": 2}):
+        assert grammar_accepts(grammar, write([("f", arguments)])), arguments
+        assert calls_of(parse(write([("f", arguments)]), None)) == [("f", arguments)]
+    assert not grammar_accepts(grammar, "<|tool_call>call:f{x:y:1}<tool_call|>")
+
+
+def test_the_closer_inside_a_string_is_data_until_the_string_closes(g4_tokens):
+    """A string is data until its closing delimiter: a `<tool_call|>` inside it ended the call
+    early (the call was text). Where the next call's opener follows it before the string closes,
+    the model ended its call at that closer: the call is text up to the opener, the next one counts."""
+    code = f"print({Q}<tool_call|>{Q})"
+    result = both(call("run", f"code:{s(code)},n:1"), None, g4_tokens)
+    assert calls_of(result) == [("run", {"code": 'print("<tool_call|>")', "n": 1})]
+    result = both(call("run", f"xs:[{s('a<tool_call|>b<tool_call|>')}],y:{s('<tool_call|>')}"), None, g4_tokens)
+    assert calls_of(result) == [("run", {"xs": ["a<tool_call|>b<tool_call|>"], "y": "<tool_call|>"})]
+    fg = "<start_function_call>call:f{a:<escape>x<end_function_call>y<escape>}<end_function_call>"
+    assert calls_of(both(fg, None, g4_tokens)) == [("f", {"a": "x<end_function_call>y"})]
+    broken = f"<|tool_call>call:f{{a:{Q}oops<tool_call|>"
+    result = both(broken + " So:" + call("g", "b:1"), None, g4_tokens)
+    assert calls_of(result) == [("g", {"b": 1})] and result.content == broken + " So:"
+    # the string never closes before the end: cut inside its arguments, the call is text
+    result = both(broken + " Done.<|tool_response>", None, g4_tokens)
+    assert result.calls == [] and result.content == broken + " Done.<|tool_response>"
+    # with no closer before it, the opener inside a string is data, as ever
+    result = both(call("run", f"code:{s('x = <|tool_call>')}"), None, g4_tokens)
+    assert calls_of(result) == [("run", {"code": "x = <|tool_call>"})]
+
+
+def test_a_call_restarted_at_a_key_position_counts(g4_tokens):
+    """The model broke off its call where a key belongs and wrote the call again: the broken first
+    attempt is text up to the opener, and the restarted call is a call (it was text too)."""
+    for first in (
+        "<|tool_call>call:f{",
+        "<|tool_call>call:f{a:1,",
+        "<|tool_call>call:f{a:{",
+        f"<|tool_call>call:f{{a:{s('x')},",
+    ):
+        result = both(first + call("f", "b:1"), None, g4_tokens)
+        assert calls_of(result) == [("f", {"b": 1})] and result.content == first, first
+    fg = "<start_function_call>call:f{"
+    result = both(fg + "<start_function_call>call:f{b:<escape>1<escape>}<end_function_call>", None, g4_tokens)
+    assert calls_of(result) == [("f", {"b": 1})] and result.content == fg
+
+
+def test_a_final_call_whose_closer_is_missing_is_a_call(g4_tokens):
+    """As in hermes_json: the output ends after the call's arguments are complete, only its closer
+    missing (or cut part-way, that part text): the call counts. Cut inside the arguments: text."""
+    cases = [
+        (f"Sure. <|tool_call>call:get_weather{{city:{s('Oslo')}}}", "Sure.", {"city": "Oslo"}),
+        ("<|tool_call>call:get_weather{city:Oslo,days:2} \n", None, {"city": "Oslo", "days": 2}),
+        (call("get_weather", f"city:{s('Oslo')}")[:-3], "<tool_cal", {"city": "Oslo"}),
+        ("<start_function_call>call:get_weather{city:<escape>Oslo<escape>}", None, {"city": "Oslo"}),
+        ("<start_function_call>call:get_weather{city:<escape>Oslo<escape>}<end_fun", "<end_fun", {"city": "Oslo"}),
+        (f"<|tool_call>call:get_weather(city:{s('Oslo')})", None, {"city": "Oslo"}),
+    ]
+    for text, content, arguments in cases:
+        result = both(text, TOOLS, g4_tokens)
+        assert (result.content, calls_of(result)) == (content, [("get_weather", arguments)]), text
+    for cut in (
+        "<|tool_call>call:f{a:1",
+        "<|tool_call>call:f{a:{b:1}",
+        f"<|tool_call>call:f{{a:{s('x')}",
+        "<|tool_call>call:f{a:1}x",
+    ):
+        result = both(cut, None, g4_tokens)
+        assert result.calls == [] and result.content == cut, cut
+
+
+def _refuse(constant: str) -> None:
+    raise AssertionError(f"{constant} is not JSON")
+
+
+def test_a_number_past_a_floats_range_is_a_bare_value_a_string(g4_tokens):
+    """`1e400` is no number a client can read (JSON has no infinity): it is what any other bare
+    text is here, a string as written, in every schema and in both spellings, so the arguments
+    stay strict JSON. (The finished and streamed readings agreed on this already.)"""
+    tools = [fn("f", {"n": {"type": "number"}, "xs": {"type": "array", "items": {"type": "number"}}})]
+    text = call("f", "n:1e400,xs:[1e400,-1E400,1.e400],m:1e400,o:{p:-1e400}")
+    expected = {"n": "1e400", "xs": ["1e400", "-1E400", "1.e400"], "m": "1e400", "o": {"p": "-1e400"}}
+    [got] = both(text, tools, g4_tokens).calls
+    assert got.arguments == expected and json.loads(got.arguments_json, parse_constant=_refuse) == expected
+    fg = "<start_function_call>call:f{n:<escape>1e400<escape>,m:<escape>1e400<escape>}<end_function_call>"
+    assert calls_of(both(fg, tools, g4_tokens)) == [("f", {"n": "1e400", "m": "1e400"})]
+
+
 # -- values -------------------------------------------------------------------------------------------------
 
 
@@ -304,7 +415,7 @@ def test_a_lone_surrogate_in_a_value_is_escaped_in_the_arguments_json():
 
 
 def test_a_call_the_end_cuts_off_is_text():
-    for cut in ("<|tool_call>", "<|tool_call>call:f", "<|tool_call>call:f{a:" + Q + "x", call("f", "a:1")[:-3]):
+    for cut in ("<|tool_call>", "<|tool_call>call:f", "<|tool_call>call:f{a:" + Q + "x", "<|tool_call>call:f{a:1"):
         result = both(cut, None)
         assert result.calls == [] and result.content == cut
 

@@ -14,6 +14,7 @@ import pytest
 from helpers import (
     both_paths,
     calls_of,
+    counter_ids,
     grammar_accepts,
     load_corpus,
     random_chunks,
@@ -28,9 +29,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from toolcall_parsers import parse
 from toolcall_parsers.core.events import build_result
-from toolcall_parsers.formats import ConstraintRequest
+from toolcall_parsers.formats import FORMATS, ConstraintRequest
 from toolcall_parsers.formats import glm_xml as glm
+from toolcall_parsers.formats import hunyuan_xml as hunyuan
+from toolcall_parsers.formats import ifm_xml as ifm
+from toolcall_parsers.formats import iquest_xml as iquest
 from toolcall_parsers.formats.glm_xml import write
+from toolcall_parsers.formats.key_values import key_value_writer
 
 CASES = load_corpus("glm_xml")
 MARKERS = list(glm.FORMAT.markers)
@@ -175,7 +180,7 @@ def test_broken_calls_are_text_and_the_others_count(bad, glm_tokens):
 @pytest.mark.parametrize(
     "value",
     ["a </arg_value> b", "</arg_value>", "ends </arg_value>x", "<tool_call>f</tool_call>", "x</tool_call> y",
-     "<arg_key>", "</arg_value> <arg_key"],
+     "</arg_value> <arg_key", "<arg_key"],
 )  # fmt: skip
 def test_values_may_hold_the_formats_tags(value, glm_tokens):
     """smg #1942, local-inference-lab/vllm #639: `</arg_value>` ends a value only before the next key
@@ -183,6 +188,78 @@ def test_values_may_hold_the_formats_tags(value, glm_tokens):
     text = call("search", arg("query", value)) + call("get_weather", arg("city", "Oslo"))
     result = both(text, tokenizer=glm_tokens)
     assert calls_of(result) == [("search", {"query": value}), ("get_weather", {"city": "Oslo"})]
+
+
+# -- what an outside review found, in every format of the family ---------------------------------------
+
+FAMILY = {"glm_xml": glm.GLM, "iquest_xml": iquest.IQUEST, "ifm_xml": ifm.IFM, "hunyuan_xml": hunyuan.HY}
+
+
+def family_call(fmt, arguments, name="get_weather"):
+    """One call in `fmt`'s tags, compact (every format of the family reads it)."""
+    return key_value_writer(FAMILY[fmt])([(name, arguments)])
+
+
+@pytest.mark.parametrize("fmt", sorted(FAMILY))
+def test_keys_hold_what_the_model_writes(fmt):
+    """An outside review: `param<1>` made the whole call text. A key is any text up to the key's
+    close; only another of the format's tags in it breaks the call."""
+    arguments = {"param<1>": "x", "a&b": "y", "a>b": "z", "x <y> </z": "w"}
+    text = FORMATS[fmt].write([("f", arguments)])
+    result = both_paths(fmt, text, eager=True)
+    assert (result.content, calls_of(result)) == (None, [("f", arguments)])
+
+
+def test_a_key_full_of_angle_brackets_is_read_once_in_a_one_character_stream():
+    """A key is read on from where the last feed stopped: streamed one character at a time, each `<`
+    of it is looked at a bounded number of times, not once per feed (that was quadratic)."""
+    key = "<x" * 400
+    text = call("f", arg(key, "v"))
+    stream = glm.GlmXmlStream(None, counter_ids)
+    looks = []
+    stream._literal_at = lambda text, pos, literals: (
+        looks.append(pos) or glm.GlmXmlStream._literal_at(text, pos, literals)
+    )
+    events = [event for ch in text for event in stream.feed(ch)] + stream.close()
+    assert [(c.name, c.arguments) for c in build_result(events).calls] == [("f", {key: "v"})]
+    assert len(looks) < 3 * len(text)
+
+
+@pytest.mark.parametrize("fmt", sorted(FAMILY))
+def test_a_dropped_value_close_ends_the_value_at_the_next_key(fmt):
+    """An outside review: `Paris<arg_key>unit</arg_key>..` was the first value. The next key's open
+    ends a value wherever it stands (a value never holds it: `writes_value`), and is read."""
+    kv = FAMILY[fmt]
+    text = family_call(fmt, {"city": "Paris", "unit": "c", "days": "3"}).replace(kv.value_close, "", 2)
+    result = both_paths(fmt, text, TOOLS, eager=True)
+    assert (result.content, calls_of(result)) == (None, [("get_weather", {"city": "Paris", "unit": "c", "days": 3})])
+    assert not FORMATS[fmt].writes_value(f"a{kv.key_open}b") and FORMATS[fmt].writes_value(f"a{kv.key_open[:-1]}")
+
+
+@pytest.mark.parametrize("fmt", sorted(FAMILY))
+def test_a_call_cut_after_its_payload_is_a_call_and_one_cut_inside_it_is_text(fmt):
+    """An outside review: a complete `<arg_value>..</arg_value>` then the end of the output was text,
+    where `hermes_json` reads its complete JSON without `</tool_call>` as a call. One rule: only the
+    call's closing markup missing or cut part-way (that part is text) is a call."""
+    kv = FAMILY[fmt]
+    text = family_call(fmt, {"city": "Paris", "days": "3"})
+    payload = text.rindex(kv.value_close) + len(kv.value_close)
+    for tail in ("", "\n", kv.call_close[:4], kv.call_close[:-1], "\n" + kv.call_close[:1]):
+        result = both_paths(fmt, text[:payload] + tail, TOOLS, eager=True)
+        assert calls_of(result) == [("get_weather", {"city": "Paris", "days": 3})], tail
+        assert result.content == (tail.strip() or None)
+    for cut in (
+        payload - 3,
+        text.rindex(kv.value_open) + len(kv.value_open) + 1,
+        text.rindex(kv.value_open),
+        text.index(kv.key_open) + 2,
+        text.index(kv.key_open),
+        text.index(kv.call_open) + len(kv.call_open) + 4,
+    ):
+        result = both_paths(fmt, text[:cut], TOOLS, eager=True)
+        assert (result.content, result.calls) == (text[:cut], []), text[:cut]
+    second = text[:payload] + kv.key_open[:3]  # the next key's open, cut: a call cut before its payload
+    assert both_paths(fmt, second, TOOLS).calls == []
 
 
 def test_typed_values_stream_exactly_in_every_chunking(glm_tokens):

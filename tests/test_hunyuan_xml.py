@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from helpers import both_paths, calls_of, grammar_accepts, render_template, tag_grammar
-from toolcall_parsers import parse
+from toolcall_parsers import FORMATS, parse
+from toolcall_parsers.core.reasoning import Reasoning
 from toolcall_parsers.formats import ConstraintRequest
 from toolcall_parsers.formats import hunyuan_xml as hy
 
@@ -124,3 +125,64 @@ def test_required_accepts_what_the_template_writes_and_pins_the_schema():
     grammar = tag_grammar(hy.required_constraint(ConstraintRequest(counted)))
     assert grammar_accepts(grammar, hy.write([("count", {"n": 3})]))
     assert not grammar_accepts(grammar, hy.write([("count", {"n": "three"})]))
+
+
+def bare(text: str) -> str:
+    """Hy3-preview's spelling of `text`: the same tags without the suffix."""
+    return text.replace(hy.SUFFIX, "")
+
+
+def test_hy3_previews_bare_tags_read_as_the_suffixed_ones(hy_tokens):
+    """The engines' own tests write Hy3-preview's bare tags: the same calls, reasoning the same text."""
+    text = "<think>one city</think>Checking." + bare(hy.write(CALLS))
+    result = both_paths("hunyuan_xml", text, TOOLS, hy_tokens, eager=True)
+    assert calls_of(result) == CALLS
+    assert result.content == "<think>one city</think>Checking."
+    hy4 = bare(hy.write(CALLS)).replace(hy.BARE.name_separator or "", "")
+    assert calls_of(both_paths("hunyuan_xml", hy4, TOOLS, hy_tokens, eager=True)) == CALLS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<tool_calls><tool_call:opensource>now</tool_call:opensource></tool_calls>",
+        "<tool_calls:opensource><tool_call>now</tool_call></tool_calls:opensource>",
+        "<think>maybe <tool_calls><tool_call>now</tool_call></tool_calls></think>",
+    ],
+    ids=["suffixed call in a bare block", "bare call in a suffixed block", "bare block in bare reasoning"],
+)
+def test_a_blocks_tag_fixes_its_spelling_and_bare_reasoning_is_text(text):
+    result = both_paths("hunyuan_xml", text, TOOLS)
+    assert result.calls == [] and result.content == text
+
+
+def test_reasoning_parser_splits_bare_think_blocks_and_opens_at_the_bare_block():
+    fmt = FORMATS["hunyuan_xml"]
+    assert ("<think>", "</think>") in fmt.think_pairs and "<tool_calls>" in fmt.call_openers
+    split = fmt.reasoning_split()
+    pieces = split.feed("<think>plan" + bare(hy.write(CALLS))) + split.close()
+    reasoning = "".join(p.text for p in pieces if isinstance(p, Reasoning))
+    answer = "".join(p.text for p in pieces if not isinstance(p, Reasoning))
+    assert reasoning == "plan" and calls_of(parse("hunyuan_xml", answer, TOOLS)) == CALLS
+
+
+def test_required_accepts_a_block_in_either_spelling():
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+    grammar = tag_grammar(hy.required_constraint(ConstraintRequest(schemas)))
+    assert grammar_accepts(grammar, hy.write(CALLS)) and grammar_accepts(grammar, bare(hy.write(CALLS)))
+    assert not grammar_accepts(grammar, bare(hy.write([("sleep", {})])))
+    mixed = hy.write([CALLS[0]]).replace(hy.HY.block[1], bare(hy.write([CALLS[1]])).removeprefix(hy.BARE.block[0]))
+    assert not grammar_accepts(grammar, mixed)  # one spelling a block
+
+
+def test_strict_auto_holds_the_bare_spelling_to_the_declared_tools():
+    """Strict `auto`: the bare block's open is a trigger, so an undeclared tool written in the bare
+    spelling (which the parser reads as a call) is refused, as in the suffixed one."""
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+    grammar = tag_grammar(hy.auto_constraint(ConstraintRequest(schemas)))
+    for spell in (lambda text: text, bare):
+        good = "Checking." + spell(hy.write(CALLS))
+        assert grammar_accepts(grammar, good) and calls_of(parse("hunyuan_xml", good, TOOLS)) == CALLS
+        evil = "Checking." + spell(hy.write([("sleep", {})]))
+        assert [c.name for c in parse("hunyuan_xml", evil, TOOLS).calls] == ["sleep"]  # a call indeed
+        assert not grammar_accepts(grammar, evil), evil

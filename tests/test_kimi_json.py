@@ -195,6 +195,89 @@ def test_undeclared_tools_as_text(monkeypatch):
     assert result.content == SB + call("functions.nope:0", "{}")
 
 
+# -- calls written inside a think block (Kimi K2-Thinking) -------------------------------------------------
+
+WEATHER = write([("get_weather", {"city": "Oslo"})])
+
+
+def both(text: str, tools=TOOLS):
+    """`parse()`, checked against streaming in every chunking."""
+    from helpers import both_paths
+
+    return both_paths("kimi_json", text, tools)
+
+
+def test_a_section_inside_a_think_block_never_closed_calls():
+    """K2-Thinking's shape: the section inside `<think>`, the block never closed. The tool parser
+    alone gives the call, finished and streamed (vLLM's and SGLang's `kimi_k2` do); the block's
+    text before it is content, as every think block is without a reasoning parser."""
+    for text in (f"<think>I will call.\n{WEATHER}", f"<think>I will call.{WEATHER}\n"):
+        result = both(text)
+        assert [(c.name, c.arguments) for c in result.calls] == [("get_weather", {"city": "Oslo"})]
+        assert result.content == "<think>I will call."
+    bare = f"<think>r {CB}functions.search:0{AB}{{}}{CE}"  # a call without its section: the same
+    assert [c.name for c in both(bare).calls] == ["search"]
+
+
+def test_a_section_inside_a_closed_think_block_stays_text():
+    """The block closed after the section: a call drafted in reasoning never runs, as with our
+    reasoning parser in front; the answer after it is read as usual."""
+    text = f"<think>Maybe {WEATHER} no.</think>Sure. " + write([("search", {"q": "x"})])
+    result = both(text)
+    assert [c.name for c in result.calls] == ["search"]
+    assert result.content == f"<think>Maybe {WEATHER} no.</think>Sure."
+
+
+def test_a_closer_inside_a_held_calls_string_is_data():
+    """The split's rule: a `</think>` inside the held call's JSON string does not close the block."""
+    text = "<think>r " + SB + call("functions.search:0", '{"q": "a </think> b"}') + SE
+    result = both(text)
+    assert [(c.name, c.arguments) for c in result.calls] == [("search", {"q": "a </think> b"})]
+    assert result.content == "<think>r"
+
+
+def test_the_tool_parser_alone_and_with_our_reasoning_parser_give_the_same_calls():
+    """Both configurations an operator may run give the calls; the reasoning parser takes the
+    block's text as reasoning, the tool parser alone leaves it in the content."""
+    from fuzzing.reasoning import split_events
+
+    text = f"<think>I will call.\n{WEATHER}"
+    reasoning, _, events = split_events("kimi_json", [text], TOOLS, "before")
+    alone = both(text)
+    assert reasoning == "I will call."
+    assert [(c.name, c.arguments) for c in build_result(merge_text(events)).calls] == [
+        (c.name, c.arguments) for c in alone.calls
+    ]
+
+
+def test_a_think_block_after_the_held_calls_is_text():
+    """The held text is read once, as the split's reading found its calls: a think block after
+    them (with a call opener inside, never closed) is text, so holds never nest."""
+    later = "<think>again " + write([("search", {"q": "y"})])
+    result = both(f"<think>r {WEATHER} {later}")
+    assert [c.name for c in result.calls] == ["get_weather"]
+    assert result.content == "<think>r  " + later
+
+
+def test_a_held_section_costs_one_pass(monkeypatch):
+    """Held text is read by the split as it comes and once more at the end, whatever the chunking:
+    the work grows with its length, not with its length times the number of feeds."""
+    text = "<think>r " + SB + call("functions.search:0", json.dumps({"q": "x" * 20000})) + SE
+    reads: list[int] = []
+    real = kimi.KimiJsonStream.feed
+
+    def counted(self, chunk):
+        reads.append(len(chunk))
+        return real(self, chunk)
+
+    monkeypatch.setattr(kimi.KimiJsonStream, "feed", counted)
+    stream = KimiJsonStream(TOOLS, counter_ids)
+    for i in range(0, len(text), 16):
+        stream.feed(text[i : i + 16])
+    assert [c.name for c in build_result(merge_text(stream.close())).calls] == ["search"]
+    assert sum(reads) < 4 * len(text)
+
+
 # -- the writer, the constraint, the template ------------------------------------------------------------
 
 

@@ -146,6 +146,22 @@ def test_a_block_cut_off_keeps_the_calls_that_closed(k3_tokens):
         assert result.content == (cut or None)  # the unfinished call is text, never a call
 
 
+def test_a_call_cut_after_its_payload_is_a_call_and_one_cut_inside_it_is_text(k3_tokens):
+    """An outside review: the output stopped after `<|close|>argument<|sep|>` was text, where
+    `hermes_json` reads its complete JSON without its close as a call. One rule: only the call's
+    closing markup missing, or cut part-way (that part is text), is a call."""
+    head = TOOLS_OPEN + f'{OP}call tool="get_weather" index="1"{S}'
+    done = head + arg("city", "string", "Paris") + arg("days", "number", "3")
+    for tail, content in (("", None), ("\n", None), (C, C), (f"{C}call", f"{C}call"), (f"{C}call{S}{C}to", f"{C}to")):
+        result = both(done + tail, tokenizer=k3_tokens)
+        assert (result.content, calls_of(result)) == (content, [("get_weather", {"city": "Paris", "days": 3})])
+    body = head + f'{OP}json type="object"{S}' + '{"city": "Bei"}' + f"{C}json{S}"
+    assert calls_of(both(body + f"{C}ca")) == [("get_weather", {"city": "Bei"})]
+    for cut in (done[:-3], done[:-12], head + arg("city", "string", "Paris")[:-1], head, head[:-3], body[:-9]):
+        result = both(cut, tokenizer=k3_tokens)
+        assert (result.content, result.calls) == (cut, []), cut
+
+
 def test_two_markers_and_two_calls_in_one_delta():
     a, b = call("get_weather", 1, ("city", "string", "A")), call("get_weather", 2, ("city", "string", "B"))
     stream = KimiXtmlStream(TOOLS, counter_ids)
@@ -436,3 +452,69 @@ def test_template_writes_every_value_type_as_the_encoder(k3_tokens):
     assert arg("b", "boolean", "true") + arg("z", "null", "null") + arg("o", "object", '{"k": [1, "x"]}') in out
     turn = out.split(RESPONSE_OPEN)[1]
     assert calls_of(both(turn, None)) == [("f", arguments)]
+
+
+# -- our reasoning parser: K3's think channel ------------------------------------------------------------
+
+REPLY = f"{RESPONSE_OPEN}Checking.{RESPONSE_CLOSE}" + write([("get_weather", {"city": "Oslo"})]) + MESSAGE_CLOSE
+OSLO = [("get_weather", {"city": "Oslo"})]
+
+
+@pytest.fixture(scope="module")
+def k3_served(k3_tokens):
+    """K3's tokens serving our K3 template, whose generation prompt opens the think channel (or,
+    with `thinking=False`, the response channel), as K3's encoder does."""
+    import copy
+
+    tok = copy.deepcopy(k3_tokens)
+    tok.chat_template = k3.FORMAT.template_path.read_text(encoding="utf-8")
+    return tok
+
+
+def through_vllm(tokenizer, text, **template_kwargs):
+    """`--reasoning-parser kimi_xtml --tool-call-parser kimi_xtml` composed by vLLM's real
+    `ParserManager`, finished and streamed one token a delta (the prompt's ids those of the served
+    template): (reasoning, content, calls), checked to be the same both ways."""
+    pytest.importorskip("vllm")
+    from bench import token_deltas
+    from reasoning_scores import build, composed, normal
+    from toolcall_parsers.toolbox.openai_stream import StreamFold
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.plugins import load_general_plugins
+
+    load_general_plugins()
+    messages = [{"role": "user", "content": "Weather in Oslo?"}]
+    request = ChatCompletionRequest(messages=messages, model="m", tools=TOOLS, chat_template_kwargs=template_kwargs)
+    parser_cls = composed("kimi_xtml", "kimi_xtml", tokenizer)
+    reasoning, content, calls = build(parser_cls, tokenizer, request).parse(text, request, enable_auto_tools=True)
+    done = normal((reasoning, content, [(c.name, json.loads(c.arguments)) for c in calls or []]))
+    parser = build(parser_cls, tokenizer, request)
+    rendered = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False, **template_kwargs)
+    prompt = tokenizer.encode(rendered, add_special_tokens=False)
+    fold, deltas = StreamFold(), token_deltas(tokenizer, text)
+    for i, (delta, ids) in enumerate(deltas):
+        last = i == len(deltas) - 1
+        fold.add_delta(parser.parse_delta(delta, list(ids), request, prompt_token_ids=prompt, finished=last))
+    streamed = normal((fold.reasoning, fold.content, [(c.name, json.loads(c.arguments)) for c in fold.calls]))
+    assert streamed == done
+    return done
+
+
+@pytest.mark.parametrize(
+    ("text", "template_kwargs", "want"),
+    [
+        pytest.param(f"The user wants Oslo.{THINK_CLOSE}{REPLY}", {}, ("The user wants Oslo.", "Checking.", OSLO),
+                     id="opened_by_the_prompt"),
+        pytest.param(f"Oslo, then.{TOOLS_OPEN}" + write(OSLO)[len(TOOLS_OPEN) :] + MESSAGE_CLOSE, {},
+                     ("Oslo, then.", None, OSLO), id="calls_before_the_channel_closed"),
+        pytest.param(f"{THINK_OPEN}The user wants Oslo.{THINK_CLOSE}{REPLY}", {"thinking": False},
+                     ("The user wants Oslo.", "Checking.", OSLO), id="opened_by_the_model"),
+        pytest.param(f"Checking.{RESPONSE_CLOSE}" + write(OSLO) + MESSAGE_CLOSE, {"thinking": False},
+                     (None, "Checking.", OSLO), id="thinking_off"),
+    ],
+)  # fmt: skip
+def test_our_reasoning_parser_reads_k3s_think_channel(k3_served, text, template_kwargs, want):
+    """K3's reasoning is in its `think` channel, which the generation prompt opens (thinking on) or
+    the model opens itself: it comes back as reasoning, not content, and the calls after it (or
+    written before the model closed the channel, as vLLM #53246 reports) as calls."""
+    assert through_vllm(k3_served, text, **template_kwargs) == want

@@ -141,3 +141,75 @@ def test_auto_constraint_leaves_brackets_in_prose_alone():
     assert parse("lfm2_pythonic", prose, TOOLS).calls == []
     assert grammar_accepts(grammar, prose)
     assert grammar_accepts(grammar, prose + "\n" + lfm2.write([("get_weather", {"city": "Paris"})]))
+
+
+def block(calls: str) -> str:
+    return f"{lfm2.START}[{calls}]{lfm2.END}"
+
+
+LOOSE_TOOLS = [
+    {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": properties}}}
+    for name, properties in [
+        ("label", {}),
+        ("set_date", {"month": {"type": "integer"}, "day": {}}),
+        ("set_code", {"code": {"type": "string"}, "alt": {"type": ["string", "integer"]}}),
+        ("bash", {"command": {"type": "string"}}),
+    ]
+]
+
+
+@pytest.mark.parametrize(
+    ("calls", "expected"),
+    [
+        ("label(tags={'urgent', 'bug'})", [("label", {"tags": ["urgent", "bug"]})]),  # vLLM's set_arg
+        ("label(ids={3, 1, 2,}, none={}, kv={'a': {1}})",
+         [("label", {"ids": [3, 1, 2], "none": {}, "kv": {"a": [1]}})]),
+        ("set_date(month=07, day=05)", [("set_date", {"month": 7, "day": 5})]),  # vLLM's leading_zero_int
+        ("set_date(month=-08, day=[01, 0_9])", [("set_date", {"month": -8, "day": [1, 9]})]),
+        ("set_code(code=007, alt=010)", [("set_code", {"code": "007", "alt": 10})]),  # the schema asks for text
+        ("bash(command='sed -n '360,450p' /testbed/sympy/matrices/common.py')",  # vLLM's nested_quote
+         [("bash", {"command": "sed -n '360,450p' /testbed/sympy/matrices/common.py"})]),
+        ("bash(command='it's'), label(who='O'Brien' )", [("bash", {"command": "it's"}), ("label", {"who": "O'Brien"})]),
+        ("bash(command='a' 'b')", [("bash", {"command": "ab"})]),  # a quote after a quote: concatenation
+    ],
+)  # fmt: skip
+def test_lfm2s_sets_leading_zeros_and_unescaped_quotes_are_read(calls, expected):
+    """What LFM2 writes that Python refuses, read where it is unambiguous, in every chunking."""
+    result = both_paths("lfm2_pythonic", block(calls), LOOSE_TOOLS, eager=True)
+    assert calls_of(result) == expected and result.content is None
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        "label(tags={'a': 1, 'b'})",  # a set's item among a dict's pairs
+        "label(tags={'a', 'b': 1})",
+        "bash(command='a', 'b')",  # the quote before a comma ends the string: a positional argument follows
+        "set_date(month=07_)",
+        # vLLM's nested_python_c: its quote before `))` ends the string as Python reads it; the call
+        # is text, never a call with a cut command
+        "bash(command='cd /testbed && python3 -c \"from sympy import latex\nprint(latex(3*x, mul_symbol='\\,'))\"')",
+    ],
+)
+def test_what_stays_ambiguous_is_text_never_a_cut_call(calls):
+    text = block(calls)
+    result = both_paths("lfm2_pythonic", text, LOOSE_TOOLS, eager=False)
+    assert result.calls == [] and result.content == text
+
+
+def test_a_quote_followed_by_a_long_whitespace_run_ends_the_string():
+    """What follows a quote is looked at within a bound (`QUOTE_LOOKAHEAD`), so the lexer holds back
+    at most that much: past it the quote ends the string, as Python reads it."""
+    from toolcall_parsers.core.python_literals import QUOTE_LOOKAHEAD
+
+    inside = "a'" + " " * (QUOTE_LOOKAHEAD - 1) + "b"
+    near = block(f"bash(command='{inside}')")
+    assert calls_of(both_paths("lfm2_pythonic", near, LOOSE_TOOLS)) == [("bash", {"command": inside})]
+    far = block("bash(command='a'" + " " * QUOTE_LOOKAHEAD + ")")
+    assert calls_of(both_paths("lfm2_pythonic", far, LOOSE_TOOLS)) == [("bash", {"command": "a"})]
+
+
+def test_llama_pythonic_keeps_pythons_reading():
+    """The core's readings are LFM2's only: llama_pythonic (and olmo3_pythonic) still read Python."""
+    for calls in ("label(tags={'urgent', 'bug'})", "set_date(month=07)", "bash(command='it's')"):
+        assert parse("llama_pythonic", f"[{calls}]", LOOSE_TOOLS).calls == []

@@ -144,7 +144,8 @@ def test_schema_types(schema, types):
         ),
         ("[1]", {"type": "object"}, "[1]"),
         ("x", {"type": ["integer", "string"]}, "x"),
-        ("7", {"type": ["integer", "string"]}, "7"),  # a string is admitted: the text stays verbatim
+        ("7", {"type": ["integer", "string"]}, 7),  # a union reads the non-string member first
+        ("07", {"type": ["integer", "string"]}, "07"),  # ... in JSON's spelling only
         ("3", {"type": "integer", "enum": [1, 2, 3]}, 3),
         ("\nParis\n", {"type": "string", "enum": ["Paris", "Tokyo"]}, "Paris"),  # xgrammar's style allows it
         (" Paris", {"const": "Paris"}, "Paris"),

@@ -128,9 +128,96 @@ def test_prompt_that_closes_reasoning_ends_it_and_one_that_opens_does_not():
     assert not parser.is_reasoning_end(opened)
     assert not parser.is_reasoning_end(history)
     closer = tokenizer.convert_tokens_to_ids("</think>")
-    assert parser.is_reasoning_end_streaming([1, closer], [closer])
-    assert not parser.is_reasoning_end_streaming([1, 2], [2])
     assert parser.extract_content_ids([5, closer, 7, 8]) == [7, 8]
+
+
+# -- where vLLM's structured outputs start: the engine core's gate asks our parser -------------------
+
+
+def constraint_start(doc: Doc, drafts: int = 1) -> int | None:
+    """How many of `doc`'s output tokens vLLM's structured outputs leave free before constraining
+    (None: never), as the engine core decides it: `StructuredOutputManager._get_constraint_bounds`,
+    vLLM's own code, asking the parser it builds per request (ours) after each step of `drafts`
+    tokens (with more than one, a speculative step: the drafts are asked first, then the accepted
+    tokens). The manager is made without its constructor, which needs a loaded model; the request
+    is vLLM's own."""
+    from bench import token_deltas
+    from vllm.sampling_params import SamplingParams, StructuredOutputsParams
+    from vllm.v1.request import Request
+    from vllm.v1.structured_output import StructuredOutputManager
+
+    tokenizer = tokenizer_for(doc.fmt)
+    tokenizer.chat_template = chat_template(doc)
+    manager = object.__new__(StructuredOutputManager)
+    manager.enable_in_reasoning = False
+    manager.reasoner_cls = ReasoningParserManager.get_reasoning_parser(doc.fmt)
+    manager.tokenizer = tokenizer
+    params = SamplingParams(max_tokens=1 << 16, structured_outputs=StructuredOutputsParams(regex=".*"))
+    rendered = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "x"}], add_generation_prompt=True, tokenize=False
+    )
+    prompt = tokenizer.encode(rendered, add_special_tokens=False)
+    kwargs = {"chat_template_kwargs": {}}
+    request = Request("r", prompt, params, None, reasoning_ended=False, reasoning_parser_kwargs=kwargs)
+    ids = [i for _, token in token_deltas(tokenizer, doc.text) for i in token]
+    for at in range(0, len(ids), drafts):
+        step = ids[at : at + drafts]
+        asked = manager._get_constraint_bounds(request, step) if drafts > 1 else None
+        request.append_output_token_ids(step)
+        bounds = manager._get_constraint_bounds(request, step, spec_tokens_committed=True)
+        assert asked in (None, bounds)
+        if bounds.grammar_start <= len(step):
+            return at + bounds.grammar_start
+    return None
+
+
+def block_end(doc: Doc) -> int | None:
+    """How many of `doc`'s tokens our split reads before the block ends at its closer, fed a token
+    at a time (None: it never does as the text comes)."""
+    from bench import token_deltas
+
+    split, read = FORMATS[doc.fmt].reasoning_split(doc.start), 0
+    for text, ids in token_deltas(tokenizer_for(doc.fmt), doc.text):  # a character's tokens together
+        split.feed(text)
+        read += len(ids)
+        if split.closed:
+            return read
+    return None
+
+
+SEARCH = '<tool_call>\n{"name": "search", "arguments": {"query": "a </think> b"}}\n</tool_call>'
+WEATHER = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+
+
+@pytest.mark.parametrize("drafts", [1, 3])
+@pytest.mark.parametrize(
+    ("text", "free"),
+    [
+        (f"<think>r\n{SEARCH}", None),  # the closer inside a held call's value: the block never ends
+        (f"<think>r</think>\n{WEATHER}", "<think>r</think>"),
+        (f"<think>maybe {WEATHER} no</think>Sunny.", f"<think>maybe {WEATHER} no</think>"),
+        (f"<think>r\n{SEARCH} no.</think>\nSunny.", f"<think>r\n{SEARCH} no.</think>"),
+        ("Sure </think> it is sunny.", None),  # no block opened: its closer ends none
+    ],
+)
+def test_structured_outputs_start_where_the_split_ends_the_block(text, free, drafts):
+    """The constraint of a `required` or strict request starts where our split ends the block, not
+    at a closer it keeps inside a call's value (nor one written where no block opened): the gate
+    and the response agree, one token at a time and with speculative drafts."""
+    doc = Doc("hermes_json", "gate", text, None, "", tools=None)
+    at = constraint_start(doc, drafts)
+    tokenizer = tokenizer_for("hermes_json")
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    assert (None if at is None else tokenizer.decode(ids[:at])) == free
+
+
+@settings(deadline=None)
+@given(st.sampled_from(SCENARIOS), st.integers(1, 4))
+def test_the_constraint_gate_agrees_with_the_split(doc, drafts):
+    """Property over every format's reasoning shapes, where the prompt leaves reasoning open, closed
+    or to the model: the engine core's gate starts the constraint right after the token at which
+    our split ends the block, whatever the speculative step, and nowhere else."""
+    assert constraint_start(doc, drafts) == block_end(doc)
 
 
 @settings(max_examples=80, deadline=None)
@@ -193,6 +280,9 @@ ALPHABET = st.sampled_from(
     ]
 )
 LABEL = "thought\n"
+HELD_ALPHABET = st.sampled_from(
+    ['\n{"name": "search", "arguments": {"query": "', '"}}\n', "</tool_call>", "x", '"', "</think>"]
+)
 
 
 def split_all(text: str, cuts: list[int], start: str, calls: bool, label: str = "") -> list[Any]:
@@ -204,6 +294,26 @@ def split_all(text: str, cuts: list[int], start: str, calls: bool, label: str = 
     pieces += split.feed(text[at:])
     pieces += split.close(calls=calls)
     return pieces
+
+
+@settings(deadline=None)
+@given(
+    st.lists(ALPHABET | HELD_ALPHABET, max_size=30).map("".join),
+    st.lists(st.integers(0, 120), max_size=8),
+    st.sampled_from(["before", "opened", "closed"]),
+)
+def test_would_close_answers_what_feeding_does(text, cuts, start):
+    """`would_close` (the gate's question about tokens not accepted yet) says exactly whether
+    feeding the text ends the block at its closer, without changing the split: a format's split
+    (hermes_json's probe judging closers inside held calls) and the bare one, in any chunking."""
+    for split in (FORMATS["hermes_json"].reasoning_split(start), ReasoningSplit(PAIRS, OPENERS, start=start)):
+        at = 0
+        for cut in [*sorted(set(cuts)), len(text)]:
+            chunk, at = text[at:cut], max(at, cut)
+            closed = split.closed
+            predicted = split.would_close(chunk)
+            split.feed(chunk)
+            assert predicted == (split.closed and not closed), (text, cut)
 
 
 def joined(pieces: list[Any]) -> tuple[str, str]:

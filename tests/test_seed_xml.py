@@ -98,9 +98,47 @@ def test_detect_names_this_format_for_seeds_own_template(seed_tokens, model_temp
     "value", ["\nleading break", "trailing break\n", "\r\nCRLF", "x\r", "", "a </parameter> b", "<seed:think>"]
 )
 def test_values_at_the_edges_of_inline_framing_read_back(value, seed_tokens):
-    """The writer frames a value with line breaks only where it begins or ends with one."""
+    """The writer writes every value right between its tags, as Seed's template does."""
     calls = [("save", {"path": "p", "content": value})]
-    assert calls_of(both_paths("seed_xml", seed.write(calls), TOOLS, seed_tokens)) == calls
+    assert f"<parameter=content>{value}</parameter>" in seed.write(calls)
+    assert calls_of(both_paths("seed_xml", seed.write(calls), TOOLS, seed_tokens, eager=True)) == calls
+
+
+EDIT = {"path": "a.py", "content": "def f():\n    return 1\n"}
+
+
+def test_a_code_edits_final_newline_is_the_files(seed_tokens, model_template):
+    """Seed-OSS's template writes `<parameter=content>def f():\\n    return 1\\n</parameter>`: no
+    line break around a value is markup, so the file's last newline stays (it was taken off as
+    Qwen's framing), and so do line breaks that open a value."""
+    history = [
+        {"role": "user", "content": "fix it"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": "save", "arguments": EDIT}}],
+        },
+    ]
+    out = seed_tokens.apply_chat_template(history, chat_template=model_template("ByteDance-Seed-OSS"), tokenize=False)
+    assert "<parameter=content>def f():\n    return 1\n</parameter>" in turn_of(out)
+    assert calls_of(both_paths("seed_xml", turn_of(out), TOOLS, seed_tokens, eager=True)) == [("save", EDIT)]
+    text = "<seed:tool_call>\n<function=save>\n<parameter=content>\n\nx\n\n</parameter>\n</function>\n</seed:tool_call>"
+    assert calls_of(both_paths("seed_xml", text, TOOLS, eager=True)) == [("save", {"content": "\n\nx\n\n"})]
+
+
+@pytest.mark.parametrize(
+    ("body", "arguments"),
+    [
+        ("<parameter=path>a.py\n<parameter=content>x\n</parameter>\n</function>", {"path": "a.py", "content": "x\n"}),
+        ("<parameter=path>a.py\n</function>", {"path": "a.py"}),
+        ("<parameter=path>a.py\n\n</function>", {"path": "a.py\n"}),
+    ],
+)
+def test_a_dropped_parameter_close_takes_only_the_templates_line_break(body, arguments):
+    """Where the model dropped `</parameter>`, the line break Seed's template writes after that tag
+    goes with it, and any other is the value's."""
+    text = f"<seed:tool_call>\n<function=save>\n{body}\n</seed:tool_call>"
+    assert calls_of(both_paths("seed_xml", text, TOOLS, eager=True)) == [("save", arguments)]
 
 
 def test_qwen_tags_and_seed_tags_are_each_others_text():

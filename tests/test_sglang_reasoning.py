@@ -152,3 +152,35 @@ def test_a_continued_message_keeps_its_place(previous, output, expected):
     streaming = ReasoningParser("hermes_json", stream_reasoning=True, force_reasoning=False, request=request)
     pieces = [streaming.parse_stream_chunk(c) for c in output] + [streaming.parse_stream_end()]
     assert ("".join(r for r, _ in pieces), "".join(n for _, n in pieces)) == expected
+
+
+def test_kimi_k3s_think_channel(smollm2_dir):
+    """Kimi K3 reasons in its `think` channel, which its generation prompt opens unless `thinking`
+    is off: our detector's `reasoning_default` says so (SGLang forces reasoning exactly then), and
+    the channel, opened by the prompt or by the model, is reasoning, finished and streamed."""
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+    from sglang.srt.plugins import load_plugins
+    from toolcall_parsers.formats.kimi_xtml import MESSAGE_CLOSE, RESPONSE_CLOSE, RESPONSE_OPEN, THINK_CLOSE, THINK_OPEN
+    from toolcall_parsers.formats.kimi_xtml import write as k3_write
+    from toolcall_parsers.sglang.reasoning import reasoning_default
+    from transformers import AutoTokenizer
+
+    with leaves_no_trace():
+        load_plugins()
+    fmt = FORMATS["kimi_xtml"]
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"]})
+    tokenizer.chat_template = fmt.template_path.read_text(encoding="utf-8")
+    assert reasoning_default(tokenizer, fmt.think_pairs) == "thinking"
+    calls = k3_write([("get_weather", {"city": "Oslo"})])
+    reply = f"{RESPONSE_OPEN}Checking.{RESPONSE_CLOSE}{calls}{MESSAGE_CLOSE}"
+    for forced, text, expected in [
+        (True, f"The user wants Oslo.{THINK_CLOSE}{reply}", ("The user wants Oslo.", reply)),
+        (False, f"{THINK_OPEN}The user wants Oslo.{THINK_CLOSE}{reply}", ("The user wants Oslo.", reply)),
+        (True, f"Oslo, then.{calls}", ("Oslo, then.", calls)),  # calls before the channel closed
+    ]:
+        options = {"force_reasoning": forced, "tokenizer": tokenizer, "tool_call_parser_active": True}
+        assert ReasoningParser("kimi_xtml", stream_reasoning=False, **options).parse_non_stream(text) == expected
+        streaming = ReasoningParser("kimi_xtml", stream_reasoning=True, **options)
+        pieces = [streaming.parse_stream_chunk(c) for c in text] + [streaming.parse_stream_end()]
+        assert ("".join(r or "" for r, _ in pieces), "".join(n or "" for _, n in pieces)) == expected

@@ -12,11 +12,12 @@ when what starts there may still grow (a bare word, a partial delimiter): it kee
 own, the caller presents that text again with more. Kinds:
 
 - `ws`; `op`: one of `{ } [ ] ( ) , :`; `end`: the call's closing marker (`<tool_call|>`);
-- `key`: a bare key (up to `:`), `bare`: a bare value (up to `,`, `}`, `]`, the closer; in an
-  object a `, ` stays in it unless a member follows), both bounded by `max_scalar`; `bstr`: a
-  bare value ended by a stray delimiter (`weather in Tokyo<|"|>}`, the model forgot the opening
-  one): a string; the call's opener in a bare value is `bad`, at the opener: the model began the
-  next call, which is read from there;
+- `key`: a bare key (up to `:`; words with spaces between them, `my key`, as Gemma 4's template
+  writes any key bare), `bare`: a bare value (up to `,`, `}`, `]`, the closer; in an object a `, `
+  stays in it unless a member follows), both bounded by `max_scalar`; `bstr`: a bare value ended
+  by a stray delimiter (`weather in Tokyo<|"|>}`, the model forgot the opening one): a string;
+  the call's opener outside a string (in a bare value, where a key belongs) is `bad`, at the
+  opener: the model began the call again, which is read from there;
 - `str` / `strend` / `strcut` / `strnext`: a delimited string's text in pieces, so a long value
   streams. A delimiter closes the string only where the container's syntax goes on (`,`, or the
   bracket that closes the container the string is in, whitespace allowed before it); elsewhere it
@@ -24,7 +25,9 @@ own, the caller presents that text again with more. Kinds:
   Where the string runs into `,key:<|"|>`, the model forgot the closing delimiter: the string ends
   at the `,` (`strcut`, the `,` included) and the next key is read; where the delimiter is
   followed by `key:`, the model forgot the `,` (`strnext`: the string ends, and a `,` is implied).
-  The call's closer inside a string is `bad`: the string never ended;
+  The call's closer inside a string is data: the string goes on to its close. Where that string
+  then holds the call's opener, before it closes, the model ended its call at the closer without
+  closing the string and began its next call: `bad`, at the opener (which is read from there);
 - `quoted`: a value written as a JSON (`"x"`) or Python (`'x'`) string, as Gemma 4 writes some
   inside containers; `bad`: text no argument can hold (value: why).
 
@@ -35,9 +38,9 @@ by the tool's schema where one is declared (`core.typed_values`), else as writte
 delimited values are typed the same way, streamed by `ValueWriter` (its template delimits every
 value). `ArgumentsGrammar` writes the same syntax as EBNF for the decoding constraints.
 
-Reading is linear: each special character in a string (a delimiter, the closer, a `,`) is looked
-at once, with a lookahead bounded by `max_scalar` (a `,key:` or `key:` after it); bare values are
-bounded by `max_scalar`.
+Reading is linear: each special character in a string (a delimiter, the closer, the opener, a
+`,`) is looked at once, with a lookahead bounded by `max_scalar` (a `,key:` or `key:` after it);
+bare values are bounded by `max_scalar`.
 """
 
 from __future__ import annotations
@@ -84,9 +87,12 @@ _SPACE = re.compile(r"[ \t\r\n]*")
 _KEY_AFTER = re.compile(r"[^\W\d][\w.-]*[ \t]*:")
 _KEY_AFTER_PREFIX = re.compile(r"[^\W\d][\w.-]*[ \t]*")
 _KEY_CHARS = "[^\\s:,{}\\[\\]()<>\"'=]"
-_KEY = re.compile(_KEY_CHARS + "*")
-_MEMBER_AFTER = re.compile(f"[ \\t\\r\\n]*(?:{_KEY_CHARS}+[ \\t]*:|[}}\"'<)])")
-_MEMBER_AFTER_PREFIX = re.compile(f"[ \\t\\r\\n]*(?:{_KEY_CHARS}+[ \\t]*)?")
+_KEY_WORDS = f"{_KEY_CHARS}+(?:[ \\t]+{_KEY_CHARS}+)*"
+BARE_KEY = re.compile(_KEY_WORDS)
+"""A key as it reads bare: words of key characters, spaces or tabs between them (`my key`)."""
+_BLANKS = re.compile(r"[ \t]*")
+_MEMBER_AFTER = re.compile(f"[ \\t\\r\\n]*(?:{_KEY_WORDS}[ \\t]*:|[}}\"'<)])")
+_MEMBER_AFTER_PREFIX = re.compile(f"[ \\t\\r\\n]*(?:{_KEY_WORDS}[ \\t]*)?")
 _NEXT_KEY = re.compile(r",[ \t]*[^\W\d][\w.-]*[ \t]*:[ \t]*")
 _NEXT_KEY_PREFIX = re.compile(r",[ \t]*(?:[^\W\d][\w.-]*[ \t]*(?::[ \t]*)?)?")
 _JSON_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -102,12 +108,14 @@ class GemmaLexer:
         self.dialect = dialect
         self._max = max_scalar
         d, c = re.escape(dialect.delimiter), re.escape(dialect.closer)
-        self._string_stops = re.compile(f"{d}|{c}|,")
         o = f"|{re.escape(dialect.opener)}" if dialect.opener else ""
+        self._string_stops = re.compile(f"{d}|{c}{o}|,")
         self._stops = re.compile(f"[,}}\\]]|{d}|{c}{o}")
         self._stops_paren = re.compile(f"[,}}\\])]|{d}|{c}{o}")
-        self._partial = MarkerScanner([dialect.delimiter, dialect.closer])
+        self._markers = (dialect.delimiter, dialect.closer, *((dialect.opener,) if dialect.opener else ()))
+        self._partial = MarkerScanner(self._markers)
         self._follow = ""  # inside a string: the characters after a delimiter that close it
+        self._closer_seen = False  # inside a string: the call's closer was in it
 
     def read(self, text: str, pos: int, key: bool, follow: str) -> Token | None:
         """The token at `pos` (< len(text)); `key`: a key is expected; `follow`: the characters
@@ -118,11 +126,13 @@ class GemmaLexer:
         if c in " \t\r\n":
             return ("ws", "", pos, _WS.match(text, pos).end())  # type: ignore[union-attr]
         if c == "<":
-            found = literal_at(text, pos, (self.dialect.delimiter, self.dialect.closer))
+            found = literal_at(text, pos, self._markers)
             if found is None:
                 return None
             if found == self.dialect.closer:
                 return ("end", found, pos, pos + len(found))
+            if found and found == self.dialect.opener:  # the model began its call again, here
+                return ("bad", "the next call's opener inside the arguments", pos, pos)
             if found:
                 self._follow = follow
                 return self._string(text, pos + len(found), pos)
@@ -131,12 +141,15 @@ class GemmaLexer:
         if c in "\"'":
             return self._quoted(text, pos, c)
         if key:
-            end = _KEY.match(text, pos, pos + self._max + 1).end()  # type: ignore[union-attr]
-            if end == pos:
+            m = BARE_KEY.match(text, pos, pos + self._max + 1)
+            if m is None:
                 return ("bad", f"{c!r} cannot start a key", pos, pos + 1)
+            end = m.end()
             if end - pos > self._max:
                 return ("bad", f"a key longer than {self._max} characters", pos, end)
-            return None if end == len(text) else ("key", text[pos:end], pos, end)
+            if _BLANKS.match(text, end, end + self._max + 1).end() == len(text):  # type: ignore[union-attr]
+                return None  # the key may go on after its space (`my key`)
+            return ("key", text[pos:end], pos, end)
         return self._bare(text, pos, follow)
 
     def _bare(self, text: str, pos: int, follow: str) -> Token | None:
@@ -214,21 +227,26 @@ class GemmaLexer:
                     break
                 if found and text[nxt.end() + len(delim)] not in self._follow:  # it opens a value
                     parts.append(text[run:j])
-                    self._follow = ""
+                    self._follow, self._closer_seen = "", False
                     return ("strcut", "".join(parts), start, j + 1)  # the `,` too
                 i = j + 1
                 continue
-            if hit == self.dialect.closer:
-                if j > start:
-                    break
-                return ("bad", "the call ends inside a string", j, j)
+            if hit == self.dialect.opener:
+                if self._closer_seen:  # the model ended its call at that closer, and begins the next one
+                    return ("bad", "the call's closer, then the next call's opener, inside a string", j, j)
+                i = j + len(hit)
+                continue
+            if hit == self.dialect.closer:  # data, as long as the string goes on
+                self._closer_seen = True
+                i = j + len(hit)
+                continue
             after = j + len(delim)
             gap = _SPACE.match(text, after, after + self._max).end()  # type: ignore[union-attr]
             if gap == n:
                 break
             if text[gap] in self._follow:  # whitespace before it is the container's (`<|"|>x<|"|> }`)
                 parts.append(text[run:j])
-                self._follow = ""
+                self._follow, self._closer_seen = "", False
                 return ("strend", "".join(parts), start, after)
             if self._follow != ":":
                 key = _KEY_AFTER.match(text, after, after + self._max + 8)
@@ -238,7 +256,7 @@ class GemmaLexer:
                         break  # maybe `KEY:` next: the model forgot the `,`
                 else:
                     parts.append(text[run:j])
-                    self._follow = ""
+                    self._follow, self._closer_seen = "", False
                     return ("strnext", "".join(parts), start, after)
             parts.append(text[run:j])
             parts.append(self.dialect.quote)
@@ -433,11 +451,13 @@ class GemmaArguments:
 
 # -- constraints: the same syntax as a grammar ------------------------------------------------------
 
+# Numbers bounded as `formats.grammar.finite_number` bounds a raw one (a finite float, shorter than
+# the scalar bound): the parser reads back every number the constraint admits.
 _BASE = r"""
 str ::= "<|\"|>" strchar* "<|\"|>"
 strchar ::= [^<] | "<" [^|]
-int ::= "-"? [0-9]+
-num ::= int ("." [0-9]+)? ([eE] [+-]? [0-9]+)?
+int ::= "-"? [0-9]{1,300}
+num ::= int ("." [0-9]{1,150})? | "-"? [0-9]{1,17} ("." [0-9]{1,17})? [eE] [+-]? ([0-9]{1,2} | [12] [0-9] [0-9])
 bool ::= "true" | "false"
 null ::= "None"
 key ::= [A-Za-z_] [A-Za-z0-9_.-]*
@@ -449,11 +469,13 @@ anylist ::= "[" (any ("," any)*)? "]"
 
 class ArgumentsGrammar:
     """EBNF for arguments held to a schema, in Gemma 4's syntax as its template writes them (keys
-    in sorted order, strings between delimiters holding no `<|`); `literal` writes a constant."""
+    in sorted order, strings between delimiters holding no `<|`); `literal` writes a constant,
+    `key` a declared key (as the writer does: bare where it reads back bare)."""
 
-    def __init__(self, literal: Callable[[Any], str]) -> None:
+    def __init__(self, literal: Callable[[Any], str], key: Callable[[str], str]) -> None:
         self.rules: list[str] = []
         self._literal = literal
+        self._key = key
 
     def text(self, root: str) -> str:
         """The grammar: `root` (a rule's body) first, then the rules it uses."""
@@ -494,7 +516,7 @@ class ArgumentsGrammar:
             return '(key ":" any ("," key ":" any)*)?'
         required = set(schema.get("required") or ())
         keys = sorted(properties)
-        members = [f"{ebnf_text(k + ':')} {self.value(properties[k])}" for k in keys]
+        members = [f"{ebnf_text(self._key(k) + ':')} {self.value(properties[k])}" for k in keys]
         rest = '""'  # after some member: the members from i on
         first = '""'  # before any member
         for k, member in reversed(list(zip(keys, members, strict=True))):

@@ -14,6 +14,9 @@ Three pieces, shared by every format that writes JSON:
   (Apertus), and may take only an array. The shapes are the format's, never added for all: a key
   another format writes stays an ignored key here. The call starts as soon as its name string is
   complete; arguments written before the name are kept until then. An empty array is not a call.
+  A comma missing between two call objects of the array (`[{..} {..}]`) is read as if written: both
+  are calls, as two values of a block are with or without a comma between them; otherwise the
+  first would stand and the rest of the list, cut from its opening, come back as text.
 - `ArgumentsReader`: one bare arguments value, for formats that write the name outside the JSON.
 - `HeadedCallReader`: a call object written where prose may hold any object (Llama's, at a line
   start), decided by its head as declared by the format (`CallHead`), then read by a
@@ -149,9 +152,9 @@ class _TokenReader:
     """Runs lexer tokens through a handler, turning what the handler refuses into a
     JsonSyntaxError at a position that does not depend on chunking (see the module docstring)."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, *, loose_list: bool = False) -> None:
         self.limits = limits
-        self._lexer = JsonLexer(limits.max_depth, limits.max_scalar)
+        self._lexer = JsonLexer(limits.max_depth, limits.max_scalar, loose_list=loose_list)
         self._failure: str | None = None  # a refusal found inside a string, reported at its end
 
     def _run(self, text: str, pos: int, handle: Callable[[Token], bool]) -> tuple[int, bool]:
@@ -213,7 +216,7 @@ class JsonCallReader(_TokenReader):
         *,
         accepts: Callable[[str], bool] | None = None,
     ) -> None:
-        super().__init__(limits)
+        super().__init__(limits, loose_list=True)  # a comma dropped between call objects: both calls
         self._shape = shape
         self._accepts = accepts  # when given: the names a call may have (another name breaks the value)
         self.unfinished: list[str] = [prefix] if prefix else []

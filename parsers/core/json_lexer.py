@@ -113,11 +113,14 @@ class JsonSyntaxError(ValueError):
 
 
 class JsonLexer:
-    """Tokenizes one JSON value read in pieces. See the module docstring for the tokens."""
+    """Tokenizes one JSON value read in pieces. See the module docstring for the tokens. With
+    `loose_list`, an object right after another in the value's top list is read as if the comma
+    between them were written (a list of call objects whose comma the model dropped)."""
 
-    def __init__(self, max_depth: int = MAX_DEPTH, max_scalar: int = MAX_SCALAR) -> None:
+    def __init__(self, max_depth: int = MAX_DEPTH, max_scalar: int = MAX_SCALAR, *, loose_list: bool = False) -> None:
         self._max_depth = max_depth
         self._max_scalar = max_scalar
+        self._loose_list = loose_list
         self._stack: list[str] = []
         self._expect = _VALUE
         self._in_string = False
@@ -173,7 +176,7 @@ class JsonLexer:
                         return tokens, int(stop), None
                     i = stop
                 elif c in "{[":
-                    if self._expect not in (_VALUE, _VALUE_OR_CLOSE):
+                    if self._expect not in (_VALUE, _VALUE_OR_CLOSE) and not self._dropped_comma(c):
                         raise JsonSyntaxError(f"unexpected {c!r}", i)
                     if len(self._stack) >= self._max_depth:
                         raise JsonSyntaxError("nesting too deep (TOOLCALL_PARSERS_MAX_DEPTH)", i)
@@ -223,6 +226,10 @@ class JsonLexer:
         token = ("scalar", rest, len(self._stack), False, len(rest))
         self._after_value()
         return [token]
+
+    def _dropped_comma(self, c: str) -> bool:
+        """Whether `c`, where a comma or a close belongs, is an object of a loose top list."""
+        return self._loose_list and c == "{" and self._expect == _COMMA_OR_CLOSE and self._stack == ["["]
 
     def _after_value(self) -> None:
         self._expect = _COMMA_OR_CLOSE if self._stack else _DONE

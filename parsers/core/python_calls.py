@@ -35,6 +35,14 @@ format hands it text and learns only that it is `done` (and whether `broken`).
 A break found inside a string is reported where the string ends, so nothing inside a string is
 ever read as text that could start a call. Events go to the owner (`FormatStream`): `_start_call`,
 `_call_args`, `_end_call`, and `_reject` for what is text.
+
+The owner may name its models' Python (`python_spelling`, a `python_literals.Spelling`; Python's own
+by default). Where it reads leading zeros, an argument that is such an integer alone (`month=07`)
+is that integer, unless the tool's schema for it admits a string and no number: then it is the
+digits as written (`code=007` -> "007"), as the schema says the model meant text. Where it reads
+loose quotes, a call of a list whose string took a quote as its own stands only once the list goes
+on after it (a `,` or the `]`): a quote the lexer took as closing that string too early leaves a
+`)` the list cannot go on from, and the call is then text, never a call with a cut value.
 """
 
 from __future__ import annotations
@@ -43,8 +51,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .json_lexer import json_string_body, json_text
-from .python_literals import LiteralBuilder, NotALiteral, PythonLexer, PyToken, joined_surrogates
+from .python_literals import PYTHON, LiteralBuilder, NotALiteral, PythonLexer, PyToken, Spelling, joined_surrogates
 from .stream import NotACall
+from .typed_values import schema_types
 
 if TYPE_CHECKING:
     from .stream import FormatStream
@@ -62,7 +71,10 @@ class PythonCallReader:
         self._lines = lines  # calls one per line, up to a closing tag's "<"
         self._line_broken = False  # lines: a line break since the last call's ")"
         self._stop_before = False  # the token that ended the reading is not read (the closing "<")
-        self._lexer = PythonLexer(owner.limits.max_name, owner.limits.max_scalar)
+        self._spelling: Spelling = getattr(owner, "python_spelling", PYTHON)
+        self._lexer = PythonLexer(
+            owner.limits.max_name, owner.limits.max_scalar, loose_quotes=self._spelling.loose_quotes
+        )
         self._step: Step = self._expect_call
         self._unreported: list[str] = [prefix] if prefix else []  # text of the steps before this one
         self._spent = False  # this step reported that text (as a call or as text): only from `_mark` on counts
@@ -75,10 +87,12 @@ class PythonCallReader:
         self._key = -1  # the owner's number for the call being read
         self._keyword = ""
         self._arguments: dict[str, Any] = {}
-        self._builder = LiteralBuilder(owner.limits.max_depth)
+        self._builder = LiteralBuilder(owner.limits.max_depth, self._spelling)
         self._string: list[str] = []  # a streaming string value's pieces
         self._depth = 0  # brackets open inside a call being skipped
         self._failure = ""  # why the call being skipped, or (at the string's end) the whole, is not one
+        self._loose_before = 0  # the lexer's loose quotes before the current call
+        self._unsure = False  # the call just read took a quote as its string's own: it waits for the list to go on
 
     @classmethod
     def list_of_calls(cls, owner: FormatStream, prefix: str) -> PythonCallReader:
@@ -188,6 +202,7 @@ class PythonCallReader:
     def _open(self, name: str) -> None:
         self._name = name
         self._arguments = {}
+        self._loose_before = self._lexer.loose_quotes
         self._key = self._owner._start_call(name)
         self._step = self._expect_argument
 
@@ -204,7 +219,7 @@ class PythonCallReader:
     def _expect_equals(self, token: PyToken) -> bool:
         if token[:2] != ("op", "="):
             raise NotALiteral("a positional argument")
-        self._builder = LiteralBuilder(self._owner.limits.max_depth)
+        self._builder = LiteralBuilder(self._owner.limits.max_depth, self._spelling)
         self._step = self._read_value
         if self._in_list:  # the key goes out now, a string value as it is written
             self._warn_twice()
@@ -227,6 +242,8 @@ class PythonCallReader:
             self._builder.feed(kind, value)
             return False
         result = self._builder.finish()
+        if self._builder.written is not None and self._wants_text():
+            result = self._builder.written
         if self._in_list:
             self._send(json_text(result))
         else:
@@ -237,6 +254,13 @@ class PythonCallReader:
                 raise NotALiteral("a number JSON cannot carry") from None
             self._send((", " if self._arguments else "{") + fragment)
         return self._end_argument(result, value, end)
+
+    def _wants_text(self) -> bool:
+        """Whether the tool's schema for the argument being read admits a string and no number."""
+        parameters = self._owner.tools.schemas.get(self._name)
+        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        types = schema_types(properties.get(self._keyword)) if isinstance(properties, dict) else frozenset()
+        return "string" in types and not types & {"integer", "number"}
 
     def _read_string(self, token: PyToken) -> bool:
         kind, value, _, _ = token
@@ -265,22 +289,33 @@ class PythonCallReader:
 
     def _finish_call(self, end: int) -> bool:
         self._send("}" if self._arguments else "{}")
+        self._step = self._expect_next
+        self._line_broken = False
+        if self._in_list and self._lexer.loose_quotes > self._loose_before:
+            self._unsure = True  # it stands at the next token, if the list goes on (module docstring)
+            return False
+        self._call_stands(end)
+        return not self._in_list
+
+    def _call_stands(self, end: int) -> None:
+        """The call just read is a call; its text (up to `end`) is reported as one."""
+        self._unsure = False
         self._owner._end_call(self._key, self._arguments)
         self.calls += 1
         self._spend(end)
-        self._step = self._expect_next
-        self._line_broken = False
-        return not self._in_list
 
     def _expect_next(self, token: PyToken) -> bool:
         if self._lines:
-            return self._expect_next_line(token)
-        if token[:2] == ("op", ","):
-            self._step = self._expect_call
-            return False
-        if token[:2] == ("op", "]"):
-            return True
-        return self._break("expected ',' or ']' after a call", token)
+            closes = self._expect_next_line(token)
+        elif token[:2] == ("op", ","):
+            self._step, closes = self._expect_call, False
+        elif token[:2] == ("op", "]"):
+            closes = True
+        else:
+            return self._break("expected ',' or ']' after a call", token)
+        if self._unsure:
+            self._call_stands(token[2])
+        return closes
 
     def _expect_next_line(self, token: PyToken) -> bool:
         if token[:2] == ("op", "<"):

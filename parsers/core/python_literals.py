@@ -23,10 +23,20 @@ an escape): the lexer keeps no text of its own, the caller presents that text ag
 A string is scanned with one compiled-regex search per special character (a backslash, its quote
 character), so its cost is linear however it is split.
 
+`Spelling` names what a model's Python may hold that Python refuses, read anyway where a format's
+models write it and the reading is unambiguous (`lfm2_pythonic`'s); `PYTHON`, the default, refuses
+all of it. With `loose_quotes`, a `'` inside a single-quoted string ends it only where what follows
+it (after whitespace, at most `QUOTE_LOOKAHEAD` characters) may follow a value: `,` `)` `]` `}` `:`
+or a quote (`'it's'`, `'sed -n '1,2p' f'`); elsewhere it is the string's own character. What
+follows is looked at within that bound only, so the lexer holds back at most that much.
+
 `LiteralBuilder` builds one value from its tokens: strings (adjacent ones concatenated), ints (also
 hex, octal, binary, with underscores), floats, `True` / `False` / `None` and JSON's `true` / `false` /
-`null`, unary `+` / `-` on numbers, lists, tuples (as lists) and dicts with string keys. Nesting uses
-an explicit stack bounded by `max_depth`, never recursion. Anything else raises NotALiteral. A string
+`null`, unary `+` / `-` on numbers, lists, tuples (as lists) and dicts with string keys; with a
+`Spelling` that allows them, sets (as lists, in the order written; `{}` stays a dict) and decimal
+integers with leading zeros (`07` is 7; the text as written is kept in `written` for a value that
+is that integer alone, for a caller whose schema asks for a string). Nesting uses an explicit stack
+bounded by `max_depth`, never recursion. Anything else raises NotALiteral. A string
 value is read as a JSON reader reads its JSON text (`joined_surrogates`): a high surrogate followed by
 a low one, as JSON and Jinja's `tojson` write a character outside the BMP (`\\ud83d\\ude00`), is that
 one character; a lone surrogate stays, and its JSON text escapes it.
@@ -62,6 +72,28 @@ _DECIMAL_INT = re.compile(r"[1-9](?:_?[0-9])*|0(?:_?0)*")
 _RADIX_INT = re.compile(r"0(?:[xX](?:_?[0-9a-fA-F])+|[oO](?:_?[0-7])+|[bB](?:_?[01])+)")
 _FLOAT = re.compile(f"{_D}\\.(?:{_D})?(?:{_E})?|\\.{_D}(?:{_E})?|{_D}{_E}")
 _CONSTANTS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
+_ZERO_LED_INT = re.compile(r"0[0-9]*(?:_[0-9]+)*")
+"""A decimal integer with leading zeros (Python refuses `07`; `00` and `0_0` it reads already)."""
+QUOTE_LOOKAHEAD = 64
+"""Most whitespace looked at after a `'` that may end a loosely quoted string; past it, it does."""
+_QUOTE_FOLLOWERS = frozenset(",)]}:'\"")
+_SPACE_RUN = re.compile(r"[ \t\r\n\f]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Spelling:
+    """What a format's models write that Python refuses, read anyway (see the module docstring)."""
+
+    sets: bool = False
+    """`{a, b}` is an array of its items, in the order written."""
+    leading_zeros: bool = False
+    """`07` is the decimal integer 7."""
+    loose_quotes: bool = False
+    """A `'` inside a single-quoted string not followed by what may follow a value is the string's."""
+
+
+PYTHON = Spelling()
+"""Python's own reading: none of the above."""
 
 
 class NotALiteral(ValueError):
@@ -101,9 +133,12 @@ def number(text: str) -> int | float:
 class PythonLexer:
     """Tokenizes Python call arguments on demand (see the module docstring)."""
 
-    def __init__(self, max_name: int, max_scalar: int) -> None:
+    def __init__(self, max_name: int, max_scalar: int, *, loose_quotes: bool = False) -> None:
         self._max_name = max_name
         self._max_scalar = max_scalar
+        self._loose_quotes = loose_quotes
+        self.loose_quotes = 0
+        """How many quotes (`loose_quotes`) were taken as their string's own character so far."""
         self._quote = ""  # inside a string: its closing quote ("'", '"', "'''" or '\"\"\"')
 
     @property
@@ -165,6 +200,13 @@ class PythonLexer:
                 return ("str", "".join(parts), start, n)
             j = m.start()
             if text[j] == quote[0]:
+                ends = quote != "'" or not self._loose_quotes or self._quote_ends(text, j + 1)
+                if ends is None:  # what follows the quote has not come yet
+                    break
+                if not ends:  # the string's own quote
+                    self.loose_quotes += 1
+                    i = j + 1
+                    continue
                 if len(quote) == 1 or text.startswith(quote, j):
                     parts.append(text[run:j])
                     self._quote = ""
@@ -188,6 +230,17 @@ class PythonLexer:
             return None
         parts.append(text[run:j])
         return ("str", "".join(parts), start, j)
+
+    @staticmethod
+    def _quote_ends(text: str, at: int) -> bool | None:
+        """Whether a `'` right before `at` ends a loosely quoted string: what follows it (after
+        whitespace, within QUOTE_LOOKAHEAD) may follow a value; None while that has not come."""
+        end = _SPACE_RUN.match(text, at, at + QUOTE_LOOKAHEAD).end()  # type: ignore[union-attr]
+        if end == at + QUOTE_LOOKAHEAD:
+            return True
+        if end == len(text):
+            return None
+        return text[end] in _QUOTE_FOLLOWERS
 
     @staticmethod
     def _escape(text: str, j: int) -> tuple[str, int]:
@@ -265,12 +318,15 @@ class _Container:
 class LiteralBuilder:
     """Builds one literal value from its tokens, fed one at a time (see the module docstring)."""
 
-    def __init__(self, max_depth: int) -> None:
+    def __init__(self, max_depth: int, spelling: Spelling = PYTHON) -> None:
         self._max_depth = max_depth
+        self._spelling = spelling
         self._stack: list[_Container] = []
         self._string: list[str] | None = None  # the pieces of a string (or adjacent strings) being read
         self._sign = ""
         self._value: Any = _NOTHING
+        self.written: str | None = None
+        """The text of the value, when it is a decimal integer with leading zeros alone (`07`)."""
 
     @property
     def depth(self) -> int:
@@ -288,7 +344,7 @@ class LiteralBuilder:
             self._put(joined_surrogates("".join(self._string)))
             self._string = None
         if kind == "num":
-            result = number(value)
+            result = self._number(value)
             if self._sign == "-":
                 result = -result
             self._sign = ""
@@ -303,13 +359,31 @@ class LiteralBuilder:
             self._open(value)
         elif kind == "op" and value in ")]}":
             self._close(value)
-        elif kind == "op" and value == "," and self._stack and self._stack[-1].expect == _SEPARATOR:
+        elif kind == "op" and value == "," and self._stack and self._set_or(_SEPARATOR):
             top = self._stack[-1]
             top.expect = _KEY if isinstance(top.items, dict) else _ITEM
         elif kind == "op" and value == ":" and self._stack and self._stack[-1].expect == _COLON:
             self._stack[-1].expect = _VALUE
         else:
             raise NotALiteral(value if kind == "bad" else f"unexpected {value!r}")
+
+    def _number(self, text: str) -> int | float:
+        try:
+            return number(text)
+        except NotALiteral:
+            if not (self._spelling.leading_zeros and _ZERO_LED_INT.fullmatch(text)):
+                raise
+        if not self._stack:
+            self.written = self._sign + text
+        return int(text, 10)
+
+    def _set_or(self, expect: int) -> bool:
+        """Whether the innermost container expects `expect`, after making a `{` whose first item is
+        followed by `,` or `}` a set, where the spelling reads sets."""
+        top = self._stack[-1]
+        if self._spelling.sets and top.expect == _COLON and isinstance(top.items, dict) and not top.items:
+            top.items, top.expect = [top.key], _SEPARATOR
+        return top.expect == expect
 
     def finish(self) -> Any:
         """The value, now that a `,` or `)` ended it; NotALiteral when it is incomplete."""
@@ -334,6 +408,8 @@ class LiteralBuilder:
         self._stack.append(_Container(_CLOSER[bracket], items, _KEY if bracket == "{" else _ITEM))
 
     def _close(self, bracket: str) -> None:
+        if bracket == "}" and self._stack:
+            self._set_or(_SEPARATOR)
         top = self._stack[-1] if self._stack else None
         if top is None or top.closer != bracket or top.expect not in (_ITEM, _KEY, _SEPARATOR) or self._sign:
             raise NotALiteral(f"unexpected {bracket!r}")
@@ -350,7 +426,9 @@ class LiteralBuilder:
             self._value = value
             return
         top = self._stack[-1]
-        if top.expect == _KEY:
+        if top.expect == _KEY and self._spelling.sets and not isinstance(value, str) and top.items == {}:
+            top.items, top.expect = [value], _SEPARATOR  # a set's first item
+        elif top.expect == _KEY:
             if not isinstance(value, str):
                 raise NotALiteral("a dict key that is not a string")
             top.key = value

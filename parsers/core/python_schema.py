@@ -22,14 +22,17 @@ from typing import Any
 MAX_DEPTH = 16
 MAX_RULES = 2_000
 
+# Numbers are bounded as `formats.grammar.finite_number` bounds a raw one: a finite float, shorter
+# than the parsers' scalar bound, so the parser reads back every number the constraint admits.
 BASE_RULES = r"""
 ws ::= [ \t\n]*
 sep ::= ws "," ws
 hex ::= [0-9a-fA-F]
 esc ::= "\\" ( ["\\'nrtbfav0/] | "u" hex hex hex hex | "x" hex hex )
 str ::= "\"" ( [^"\\\n\r] | esc )* "\"" | "'" ( [^'\\\n\r] | esc )* "'"
-int ::= "-"? ( "0" | [1-9] [0-9]* )
-num ::= int ( "." [0-9]+ )? ( [eE] [+\-]? [0-9]+ )?
+int ::= "-"? ( "0" | [1-9] [0-9]{0,299} )
+num ::= int ( "." [0-9]{1,150} )? | mantissa [eE] [+\-]? ( [0-9]{1,2} | [12] [0-9] [0-9] )
+mantissa ::= "-"? ( "0" | [1-9] [0-9]{0,16} ) ( "." [0-9]{1,17} )?
 any ::= str | num | bool | none | "[" ws ( any ( sep any )* )? ws "]" | "{" ws ( pair ( sep pair )* )? ws "}"
 pair ::= str ws ":" ws any
 ident ::= [A-Za-z_] [A-Za-z0-9_]*

@@ -23,11 +23,18 @@ chunking of it, so that a reasoning parser and a tool parser composed by an engi
   block closes, and a closed block never calls. A closer written inside a held call's value
   (`{"q": "a </think> b"}`) does not close the block: a `probe`, the format's machine streaming
   eagerly, reads the held text and says where a call is open; at the end, that closer was data
-  only if the call around it is read complete with it and not without it (else the block closed
-  there: a draft call left unfinished). Held text in which the format reads no call, and any held
+  only if the call around it is read complete with it and not without it, and is not still open
+  at a later call opener from which the format reads a call (else the block closed there: a draft
+  call left unfinished, or one abandoned mid-value before the real call, which a raw value would
+  swallow into one call). Held text in which the format reads no call, and any held
   text of a request with no tools (or `tool_choice="none"`), is reasoning (`close(calls=...)`).
   What is held is bounded (`Limits.max_call_chars`, all the held text together); past that it is
   reasoning, at a place the text fixes, whatever the chunking.
+
+An engine's decoding constraint asks where reasoning ends as tokens come, some of them drafts it
+may reject: `closed` says the block ended at its closer, and `would_close` whether text not fed yet
+would end it there, so the constraint starts where the split ends the block (not at a closer kept
+inside a held call's value, nor at one where no block opened).
 
 Cost is linear: one `MarkerScanner` pass per state, holding back only a partial marker (or the held
 text, whose length the bound caps).
@@ -35,6 +42,7 @@ text, whose length the bound caps).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -115,6 +123,7 @@ class ReasoningSplit:
         self._label = label
         self._lead = ""  # the reasoning's first characters while they may still be the label
         self._out: list[Piece] = []
+        self._closed = False  # the block ended at its closer
 
     @property
     def ended(self) -> bool:
@@ -130,6 +139,41 @@ class ReasoningSplit:
     def holding(self) -> bool:
         """Text after a call opener inside the block waits for the block's end or the output's."""
         return self._state == HELD
+
+    @property
+    def closed(self) -> bool:
+        """The block ended at its closer as the text came (not: the output had no block, or ended
+        inside it): where an engine may start constraining the answer."""
+        return self._closed
+
+    def would_close(self, text: str) -> bool:
+        """Whether feeding `text` next would end the block at its closer, the split left as it is:
+        what a decoding constraint asks of tokens it has not accepted yet (a speculative step's).
+        Only text that completes a closer can; the common shapes (a closer after reasoning text,
+        or first in the step inside held text) are answered from the state, any other on a copy of
+        the split (a closer after other text of the same step inside held text: a speculative step's
+        drafts)."""
+        if self._state == AFTER:
+            return False
+        whole = self._buf + text
+        if not any(closer in whole for closer in self._closers.values()):
+            return False
+        if self._state == INSIDE:
+            assert self._inside is not None
+            m = self._inside.search(whole, 0)
+            if m is not None and m.group() not in self._openers:
+                return True  # the block's closer, reasoning before it
+        elif self._state == HELD:
+            assert self._close_only is not None
+            m = self._close_only.search(whole, 0)
+            if m is not None and m.start() == 0:  # the probe has read all that comes before it
+                if not self._open_calls:
+                    return True  # the block's closer
+                if self._close_only.search(whole, m.end()) is None:
+                    return False  # let pass inside a call's value, and no other closer follows
+        trial = copy.deepcopy(self)
+        trial.feed(text)
+        return trial.closed
 
     def feed(self, text: str) -> list[Piece]:
         if self._buf:
@@ -222,6 +266,7 @@ class ReasoningSplit:
             self._release_held()
         self._flush_lead()
         self._state = AFTER
+        self._closed = True
         self._space = []
         return m.end()
 
@@ -285,7 +330,12 @@ class ReasoningSplit:
             # call, which is still open there), or all of the held text for the last one.
             later = self._skipped[k + 1][0] if k + 1 < len(self._skipped) else None
             complete = found if later is None else read(held[:later])
-            if complete is None or complete[0] >= cut or (before is not None and before[1] >= complete[1]):
+            if (
+                complete is None
+                or complete[0] >= cut
+                or (before is not None and before[1] >= complete[1])
+                or self._runs_into_a_call(held, cut + length, later, before, read)
+            ):
                 self._reason(held[:cut])
                 self._flush_lead()
                 self._answer(held[cut + length :])
@@ -299,6 +349,23 @@ class ReasoningSplit:
         self._flush_lead()
         self._answer(held[found[0] :])
         self._drop_held()
+
+    def _runs_into_a_call(
+        self, held: str, start: int, end: int | None, before: tuple[int, int] | None, read: CallReading
+    ) -> bool:
+        """Whether the call around a closer that ends at `start` is still open at the first call
+        opener after it (before `end`) and the format reads a call from that opener: then the call
+        was a draft left mid-value that the closer ended, and the opener starts the real call (a raw
+        value would read on over the closer and the real call's markup, as one call). `before`: the
+        reading of the held text up to the closer."""
+        at = min((i for i in (held.find(o, start, end) for o in self._openers) if i >= 0), default=-1)
+        if at < 0:
+            return False
+        upto = read(held[:at])
+        if upto is not None and upto[1] > (before[1] if before is not None else 0):
+            return False  # the call around the closer ended before the opener
+        real = read(held[at:])
+        return real is not None and real[0] == 0
 
     def _drop_held(self) -> None:
         self._held.clear()

@@ -3,11 +3,19 @@
 Formats such as MiniMax's XML write parameter values as raw text with no quoting: `5`, `Paris`,
 `{"a": 1}`. What the value means comes from the request's tool schema for that parameter. The rules:
 
-- `string` keeps the text verbatim (whitespace included; `"02134"` and `"true"` stay strings). When a
-  schema admits a string and other types, the string wins, except that the exact text `null` is null
-  when null is admitted too. A schema that lists its strings (`enum` / `const`, all strings) reads
-  a value that is a member once its surrounding whitespace is dropped as that member: xgrammar's
-  XML styles let a strict call write whitespace around such a value (and models do).
+- `string` keeps the text verbatim (whitespace included; `"02134"` and `"true"` stay strings). A
+  schema that lists its strings (`enum` / `const`, all strings) reads a value that is a member once
+  its surrounding whitespace is dropped as that member: xgrammar's XML styles let a strict call
+  write whitespace around such a value (and models do).
+- A union of a string and other types (`["string", "integer"]`, `["string", "object"]`, an `anyOf`
+  with a string member): the non-string members come first, and the value is the first of them
+  (null, integer, number, boolean, object, array) whose JSON spelling the text is, surrounding
+  whitespace aside: `42` is 42, `{"a": 1}` an object, `null` null; anything else is the string,
+  verbatim. JSON's spelling exactly (`02134`, `+5`, `TRUE`, `.5` stay strings), so text that only
+  looks like a number is not rewritten. Other engines read such a value so, in this order (vLLM's
+  qwen3_coder / glm45 / glm47, and its parser engine's `coerce_to_schema_type`): a model that
+  fills `["string", "integer"]` with `42` means the number, and a client that accepts either gets
+  what a JSON-writing model would have sent.
 - `integer`: `5`, `-5`, `5.0` -> 5. `number`: `3.5`, `1e3`; integral text stays an int. `boolean`:
   `true` / `false` in any case. `null`: `null` in any case. `object` / `array`: JSON text of that
   kind, whose nested strings are typed by the nested `properties` / `items` the same way.
@@ -24,8 +32,9 @@ Formats such as MiniMax's XML write parameter values as raw text with no quoting
 - Python's spelling (`python=True`, for formats whose templates write values with Python's `str()`,
   as Qwen3-Coder's and Seed-OSS's do): where the schema admits null, `None` is null as `null` is
   (also when it admits a string: such a template writes a null argument and the string `"None"`
-  alike, and the null is the one a client can tell apart); `True` / `False` are booleans already;
-  an `object` / `array` value that is not JSON may be a Python literal (`{'k': None}`, `['a', 'b']`),
+  alike, and the null is the one a client can tell apart); `True` / `False` are booleans already
+  (in a union with a string too); an `object` / `array` value that is not JSON may be a Python
+  literal (`{'k': None}`, `['a', 'b']`),
   read by `ast.literal_eval` within the same bounds and then typed as JSON is; and an object or
   array written as a JSON string holding either (`"{'k': 1}"`, a template that wrote
   `json.dumps(str(value))`) is unwrapped once. Nothing else changes: a string keeps Python-looking
@@ -35,7 +44,9 @@ Formats such as MiniMax's XML write parameter values as raw text with no quoting
   or array become that (within the same bounds); everything else is a string, verbatim.
 
 Streaming: `ValueWriter` sends a string value as soon as the text can no longer be anything but a
-string (at once when the schema says string and lists no strings), JSON-escaped piece by piece; other values are sent
+string (at once when the schema says string and lists no strings; in a union, once the text is no
+beginning of another member's spelling, and never where an object or array member may still be
+written), JSON-escaped piece by piece, so a string sent is never taken back; other values are sent
 when complete. The decision looks at the value's first characters only, so a piece costs what it
 holds. Lone surrogates are sent escaped, so the JSON always encodes as UTF-8; the value returned is
 what a client decodes from that JSON (a high and a low surrogate written next to each other are then
@@ -301,21 +312,42 @@ def type_value(
     types = facts.types(schema)
     if not types:
         return _guess(text, limits)
-    if "string" in types:
-        if "null" in types and text in _null_words(python):
-            return None
-        pinned = pinned_strings(schema)
-        if pinned is not None and text not in pinned and text.strip() in pinned:
-            return text.strip()  # an enum member with the whitespace xgrammar's XML styles allow around it
-        return text
     stripped = text.strip()
-    for kind in ("null", "integer", "number", "boolean", "object", "array"):
-        if kind in types:
+    kinds = types
+    if "string" in types:
+        pinned = pinned_strings(schema)
+        if pinned is not None and text not in pinned and stripped in pinned:
+            return stripped  # an enum member with the whitespace xgrammar's XML styles allow around it
+        if pinned is not None and text in pinned:
+            return text
+        kinds = _spelled(stripped, types, python, limits)  # a union: the members it is spelled as
+    for kind in _KINDS:
+        if kind in kinds:
             value = _as_type(stripped, kind, limits, python)
             if value is not _NO_FIT:
                 nested = kind in ("object", "array")
                 return _type_nested(value, schema, limits, facts, python) if nested else value
     return text
+
+
+_KINDS = ("null", "integer", "number", "boolean", "object", "array")
+"""The non-string types, in the order a value is tried against them."""
+
+
+def _words(kind: str, python: bool) -> tuple[str, ...]:
+    """The exact spellings of null / boolean values (JSON's, and Python's where `python`)."""
+    if kind == "null":
+        return ("null", "None") if python else ("null",)
+    return ("true", "false", "True", "False") if python else ("true", "false")
+
+
+def _spelled(stripped: str, types: frozenset[str], python: bool, limits: Limits) -> frozenset[str]:
+    """The non-string types of a union with a string whose exact spelling `stripped` may be (see the
+    module docstring): a literal word, a strict JSON number, or text an object or array may be."""
+    kinds = {kind for kind in ("null", "boolean") if stripped in _words(kind, python)} | {"object", "array"}
+    if len(stripped) <= limits.max_scalar and _JSON_NUMBER.fullmatch(stripped):
+        kinds |= {"integer", "number"}
+    return types & kinds
 
 
 def pinned_strings(schema: Any) -> list[str] | None:
@@ -329,11 +361,6 @@ def pinned_strings(schema: Any) -> list[str] | None:
     if not all(isinstance(value, str) for value in values) or not any(values):
         return None
     return list(dict.fromkeys(values))
-
-
-def _null_words(python: bool) -> tuple[str, ...]:
-    """The exact texts that are null where a schema admits a string and null."""
-    return ("null", "None") if python else ("null",)
 
 
 def decoded_string(text: str) -> str:
@@ -365,10 +392,24 @@ def _string_from_start(types: frozenset[str], python: bool = False) -> Callable[
         return guess_decision
     if "string" not in types:
         return lambda head: False
-    if "null" in types:
-        words = _null_words(python)
-        return lambda head: None if any(word.startswith(head) for word in words) else True
-    return lambda head: True
+    if types == {"string"}:
+        return lambda head: True
+    words = tuple(word for kind in ("null", "boolean") if kind in types for word in _words(kind, python))
+    numbers = bool(types & {"integer", "number"})
+    containers = "{[" + '"' * python if types & {"object", "array"} else ""  # python: a JSON string may hold one
+
+    def union_decision(head: str) -> bool | None:
+        stripped = head.lstrip()
+        if not stripped:
+            return None
+        if stripped[0] in containers:
+            return False  # it may be an object or array, known only when complete
+        begun = stripped.rstrip()  # whitespace may still end the value
+        if any(word.startswith(begun) for word in words) or (numbers and _JSON_NUMBER_PREFIX.fullmatch(begun)):
+            return None
+        return True
+
+    return union_decision
 
 
 class ValueWriter:

@@ -23,11 +23,15 @@ file that holds XML), so a tag ends the value only where what follows it says so
   alike: after an opening `\r\n` (one line break, `core/lines.py`), a closing `\r\n` is framing
   too, so a value written with `\r\n` line breaks keeps no stray `\r`; after an opening `\n`, as
   the template writes it, only the `\n` is, so a value that ends with `\r` reads back as written.
+  Without them every character between the tags is data (Seed-OSS's template writes a value right
+  between its tags, so a code edit's final newline is the file's), except that an end may take the
+  line break right before it as markup (`ValueEnd.after_break`): the one a template writes after a
+  close tag the model then dropped (`x\\n<parameter=` is `x`, `</parameter>\\n` having lost its tag).
 
 The value is typed by its JSON schema and streamed by `core.typed_values.ValueWriter`. What the
 reader holds back is bounded: a partial end tag or follower (both short), and with framing
-newlines one line break, or a `\r` that may start one; whitespace after an end tag is consumed as it
-arrives, never held.
+newlines (or an end that takes the line break before it) one line break, or with framing newlines
+a `\r` that may start one; whitespace after an end tag is consumed as it arrives, never held.
 A size bound of the call's arguments crossed inside a value is reported where the value ends (a
 place the text fixes), so the outcome does not depend on how the text was chunked.
 """
@@ -67,6 +71,32 @@ class ValueEnd:
     drift: bool = False
     """`tag` is a stem (`</parameter`, with followers): it may go on with up to DRIFT_CHARS word
     characters and a `>`, or stop there, and reads the same in every spelling."""
+    after_break: bool = False
+    """One line break right before the tag is markup, framing newlines or not: the break the
+    template writes after the value's close tag, which the model dropped (see the module docstring)."""
+
+
+def ends_inside(ends: Sequence[ValueEnd], value: str, after: str, *, line_start: bool = False) -> bool:
+    """Whether raw `value`, written with `after` right after it (the writer's framing and close tag),
+    holds a tag that ends it where it stands, by the rules above: nothing escapes a tag in a raw
+    value, so a writer cannot write such a value (the formats' `writes_value`). `line_start`: the
+    value starts a line (framing newlines). For tools and tests; linear in the value."""
+    text = value + after
+    scanner = MarkerScanner(end.tag for end in ends)
+    by_tag = {end.tag: end for end in ends}
+    pos = 0
+    while (m := scanner.search(text, pos)) is not None and m.start() < len(value):
+        end = by_tag[m.group()]
+        pos = m.end()
+        if end.followers or end.at_end_of_output:
+            if end.drift:
+                pos = _DRIFT.match(text, pos).end()  # type: ignore[union-attr]
+            pos = ANY_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if (end.at_end_of_output and pos == len(text)) or text.startswith(end.followers, pos):
+                return True
+        elif not end.line_start or (value[m.start() - 1] == "\n" if m.start() else line_start):
+            return True
+    return False
 
 
 class ParameterValueReader:
@@ -94,10 +124,11 @@ class ParameterValueReader:
         self._keep = keep
         self._limits = limits
         self._framing = framing_newlines
+        self._breaks = framing_newlines or any(end.after_break for end in ends)  # a trailing one may be markup
         self._writer: ValueWriter | None = None
         self._at_start = True  # nothing of the value read yet (a framing newline may come)
         self._line_start = False  # the value's text so far ends a line
-        self._break = HeldBreak()  # a trailing line break not sent yet: framing if the value ends here
+        self._break = HeldBreak()  # a trailing line break not sent yet: markup if the value ends here
         self._crlf = False  # the value opened with a `\r\n`: a closing one is framing too
         self._end: ValueEnd | None = None  # an end tag read, waiting for what follows it
         self._closing: list[str] = []  # that tag and the whitespace after it, not yet known as markup
@@ -156,7 +187,7 @@ class ParameterValueReader:
             return m.end(), None, None
         at = m.start() + (len(end.tag) if end.kept is None else end.kept)
         self._keep(text[m.start() : at])
-        return at, end, self._close(at)
+        return at, end, self._close(at, end)
 
     def _read_after_end(self, text: str, pos: int) -> tuple[int | None, ValueEnd | None, Any]:
         """After an end tag with followers: whitespace (kept aside), then a follower closes the
@@ -177,7 +208,7 @@ class ParameterValueReader:
             return ws_end, None, None
         follower = literal_at(text, pos, end.followers)
         if follower:
-            return pos, end, self._close_with_tag(pos)
+            return pos, end, self._close_with_tag(pos, end)
         if follower is None:
             return None, None, None  # a follower may be arriving
         data = "".join(self._closing)
@@ -192,34 +223,41 @@ class ParameterValueReader:
         end = self._end
         if end is None or not end.at_end_of_output:
             return None, None
-        return end, self._close_with_tag(None)
+        return end, self._close_with_tag(None, end)
 
-    def _close_with_tag(self, resume: int | None) -> Any:
+    def _close_with_tag(self, resume: int | None, end: ValueEnd) -> Any:
         self._keep("".join(self._closing))
         self._closing = []
-        return self._close(resume)
+        return self._close(resume, end)
 
     def _data(self, text: str) -> None:
-        """Value text: kept, and sent (a trailing newline waits when it may be framing)."""
+        """Value text: kept, and sent (a trailing newline waits when it may be markup)."""
         if not text:
             return
         self._keep(text)
         self._line_start = text.endswith("\n")
-        if self._framing:  # a line break ending it waits: framing if the value ends right after it
+        if self._breaks:  # a line break ending it waits: markup if the value ends right after it
             text = self._break.release() + text
             size = trailing_break(text) if self._crlf else int(self._line_start)
             if size:
                 self._break.hold(text[-size:])
                 text = text[:-size]
+        self._send_data(text)
+
+    def _send_data(self, text: str) -> None:
         if not text:
             return
         assert self._writer is not None
         fragment = self._writer.feed(text)
         self._bound.send(fragment)
 
-    def _close(self, resume: int | None) -> Any:
-        """The value is complete (a trailing newline waiting is framing): send the rest of its JSON
-        and return it. NotACall carries `resume`, where reading goes on."""
+    def _close(self, resume: int | None, end: ValueEnd) -> Any:
+        """The value is complete, closed by `end` (a trailing newline waiting is markup if framing
+        newlines or `end` say so, else data): send the rest of its JSON and return it. NotACall
+        carries `resume`, where reading goes on."""
+        held = self._break.release()
+        if not (self._framing or end.after_break):
+            self._send_data(held)
         writer, self._writer = self._writer, None
         self._end = None
         assert writer is not None

@@ -29,8 +29,8 @@ with a line break, so once the model writes that break as text the close no long
 the next parameter instead, as SGLang's template reads it); or the message's closer, a special token no value
 holds (its close dropped; SGLang drops such a parameter, this reads its value). A call stands once
 its closer comes, or at the end of the output after a complete parameter (the closer `<|call|>` is a
-stop token engines may drop); a call the output cuts off inside a value or before any parameter,
-and a body that is not parameters, are text.
+stop token engines may drop, or the output cuts it part-way: that part is text); a call the output
+cuts off inside a value or before any parameter, and a body that is not parameters, are text.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.typed_values import decoded_string
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
-from .channel_messages import CALL, ChannelStream, calls_after_prompt
+from .channel_messages import BARE_TRIGGER, CALL, ChannelStream, bare_calls, calls_after_prompt
 from .grammar import Element, const, declared_arguments, optional, regex, sequence, structural, tag, triggered
 from .harmony_json import CALL_END, CHANNEL, CLOSERS, CONSTRAIN, END, MESSAGE, PLAIN_THINK, RETURN, START
 from .spec import Call, ConstraintRequest, Format
@@ -146,7 +146,10 @@ class BeamXmlStream(ChannelStream):
             raise NotACall("a parameter with an empty name", m.end())
         if name in self._arguments:
             self._warn(f"parameter {name!r} given twice in one call; the last one wins")
-        self._send(("," if self._arguments else "{") + '"' + json_string_body(name) + '": ')
+        try:
+            self._send(("," if self._arguments else "{") + '"' + json_string_body(name) + '": ')
+        except NotACall as err:  # the call's size bound: the tag's text is kept, read on after it
+            raise NotACall(str(err), m.end()) from None
         self._arguments[name] = None
         self._param = name
         self._value.begin(self._schema.get(name) if self.tools else None)
@@ -166,19 +169,20 @@ class BeamXmlStream(ChannelStream):
         self._call_done()
 
     def _close_call(self) -> None:
+        cut = not self._buf or any(closer.startswith(self._buf) for closer in CLOSERS)  # only the closer missing
         try:
-            end, value = self._value.end_of_output() if self._state == _VALUE and not self._buf else (None, None)
+            end, value = self._value.end_of_output() if self._state == _VALUE and cut else (None, None)
+            if end is not None:
+                self._arguments[self._param] = value
+                self._state = _PARAMS
+            if self._state == _PARAMS and self._arguments:
+                self._finish()
+                self._text(self._buf)
+                return
         except NotACall as err:  # the arguments' size bound
-            self._reject(str(err), self._pending_text())
+            self._reject(str(err), self._pending_text() + self._buf)
             return
-        if end is not None:
-            self._arguments[self._param] = value
-            self._state = _PARAMS
-        if self._state == _PARAMS and self._arguments:
-            self._finish()
-            self._text(self._buf)
-        else:
-            self._reject("the output ended inside a tool call", self._pending_text() + self._buf)
+        self._reject("the output ended inside a tool call", self._pending_text() + self._buf)
 
     def _pending_text(self) -> str:
         pending = self._value.pending() if self._state == _VALUE else ""
@@ -202,7 +206,9 @@ def write(calls: Sequence[Call]) -> str:
     )
 
 
-_ANY_TEXT: Element = {"type": "any_text"}
+_ANY_TEXT: Element = {"type": "any_text", "excludes": [START, CHANNEL, MESSAGE, CALL_END, "\n" + PARAM_OPEN]}
+"""A message's free body or a raw value: the parser reads a message token in either as the next
+message (which may be a call), and a parameter at a line start as the next parameter."""
 
 
 def _parameters(parameters: dict[str, Any], pinned: bool) -> Element:
@@ -256,8 +262,10 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
         for opener in (f"{START}assistant", "")
         for channel in ("analysis", "final")
     ]
+    names = list(request.schemas)
+    bare = bare_calls(_call_tags(request, names, first=True, ends=(CALL_END,)))
     return triggered(
-        request, [START, CHANNEL], [*_call_tags(request, list(request.schemas), ends=(CALL_END,)), *others]
+        request, [START, CHANNEL, BARE_TRIGGER], [*_call_tags(request, names, ends=(CALL_END,)), *others, *bare]
     )
 
 

@@ -196,6 +196,18 @@ class ChannelStream(FormatStream):
         return "".join(self._header.raw if self._state == HEADER else self._raw)
 
 
+BARE_TRIGGER = "to="
+"""Where the prompt opened the reply's first message (`<|start|>assistant`), the reply may begin
+inside its header with the recipient (` to=functions.f<|channel|>..`): strict `auto` holds every
+`to=` in free text to a call of a declared tool (`bare_calls`)."""
+
+
+def bare_calls(first: list[Element]) -> list[Element]:
+    """Strict `auto`'s tags for a call that continues the message the prompt opened (the `first`
+    spellings of `required`), begun at `BARE_TRIGGER`: the header's leading blanks are free text."""
+    return [{**element, "begin": element["begin"].lstrip(" \t")} for element in first]
+
+
 def calls_after_prompt(request: ConstraintRequest, first: list[Element], more: list[Element]) -> Element:
     """The calls of a `required` constraint for a format whose prompt opens the reply's first
     message: one call in any of the `first` spellings (continuing that message, or a message of its

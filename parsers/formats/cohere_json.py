@@ -7,7 +7,7 @@ Grammar, as this machine reads it::
     output  := (text | think | block)*
     think   := "<|START_THINKING|>" text "<|END_THINKING|>"   # the plan: text, never a call
     block   := START ws value (ws [","] ws value)* ws [END]   # END may be missing once a value completed
-    value   := "[" call ("," call)* "]" | call
+    value   := "[" call ([","] call)* "]" | call       # a comma dropped between calls: read as written
     call    := {"tool_name": NAME, "parameters": {..}}   # keys in any order; others ("tool_call_id") ignored
              | {"name": NAME, "arguments": {..}}         # the common keys, as SGLang's detector reads them
 
@@ -17,7 +17,9 @@ common `name` / `arguments` are read too, as SGLang's `cohere_command4` reads th
 `tool_call_id` ("0", "1", ..) is ignored: ids are the engine's. `parameters` is an object, a JSON
 string holding one, or `null` / none (`{}`). The rest is the `marked_json` family's (`hermes_json`'s
 machine): the block ends where its JSON ends, so a marker inside a string is data; a block that
-breaks is text up to the break and scanning goes on there; a block the output cuts off is text.
+breaks is text up to the break and scanning goes on there; a block the output cuts off is text. A
+comma missing between two call objects of the list (`[{..} {..}]`, an outside review) is read as if
+written: both calls, never the first with the rest of the list as text cut from its opening.
 
 Everything outside the blocks is content, Cohere's other markup included: the plan in
 `<|START_THINKING|>..<|END_THINKING|>` (a block written in it is never a call) and the answer's

@@ -21,7 +21,8 @@ typed by the tool's schema (`core.typed_values`: JSON of the types it admits, th
 is not JSON of one of them, so a `string="false"` value that is not JSON is kept as written); a
 missing `string` is the same as `"false"`; any other `string` breaks the invoke (the system prompt's
 own example, `string="true|false"`, is not a call). VALUE has no escaping, so a `</｜DSML｜parameter>`
-ends it only when the next parameter or the invoke's end follows (after whitespace); otherwise it is
+ends it only when the next parameter, the invoke's end or the end of the output follows (after
+whitespace); otherwise it is
 part of the value; a `</｜DSML｜invoke>` before the next invoke or the block's end inside a value
 means the model dropped the parameter's close: the invoke is text up to there and the block goes on
 (a broken self-closing invoke ends at its `/>` the same way). SGLang's detectors read the inline
@@ -39,7 +40,8 @@ of calls (only whitespace between) is the end of the reasoning the block interru
 vLLM's own DSML parser drops it; any other `</think>` is text.
 
 The block machine (broken invokes are text up to their end and the others still count; a block with
-no invoke, and an invoke the end of the output cuts off, are text; values stream) is `xml_blocks`,
+no invoke, and an invoke the end of the output cuts off, are text, unless only its closing tags are
+missing after a complete parameter or JSON body; values stream) is `xml_blocks`,
 shared with `minimax_xml`, `qwen_xml` and `kimi_xtml`; this module reads ATTRS, the dialects and
 the JSON body.
 """
@@ -47,7 +49,7 @@ the JSON body.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +57,7 @@ from ..core.ids import IdFactory
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import NotACall, shorten
-from ..core.xml_parameters import ParameterValueReader, ValueEnd
+from ..core.xml_parameters import ParameterValueReader, ValueEnd, ends_inside
 from .grammar import Element, const, json_value, one_of, optional, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import XmlBlockStream, XmlBlockTags, raw_value, tag_attributes
@@ -76,12 +78,13 @@ class Dialect:
 
     @property
     def value_ends(self) -> list[ValueEnd]:
-        """The parameter's close before the next parameter or the invoke's close; or the invoke's close
-        before the next invoke or the block's end: the model dropped the parameter's close, and the
-        invoke is broken there (`unclosed_value_ends_call`), not running on into the next one."""
+        """The parameter's close before the next parameter, the invoke's close or the end of the
+        output; or the invoke's close before the next invoke or the block's end: the model dropped
+        the parameter's close, and the invoke is broken there (`unclosed_value_ends_call`), not
+        running on into the next one."""
         tags = self.tags
         return [
-            ValueEnd(self.param_close, followers=(tags.param_open, tags.call_close)),
+            ValueEnd(self.param_close, followers=(tags.param_open, tags.call_close), at_end_of_output=True),
             ValueEnd(tags.call_close, followers=(tags.end, tags.call_open)),
         ]
 
@@ -208,7 +211,10 @@ class DeepSeekDsmlStream(XmlBlockStream):
         kind = values.get("string", "false").lower()
         if closed or "name" not in values or kind not in _STRING:
             raise NotACall(f"not a parameter tag {shorten(attrs)}", resume)
-        self._open_param(values["name"], _STRING[kind])
+        try:
+            self._open_param(values["name"], _STRING[kind])
+        except NotACall as err:  # the call's size bound: the tag's text is kept, read on after it
+            raise NotACall(str(err), resume) from None
 
     def _scan_call(self, text: str, pos: int) -> int | None:
         """Between parameters; before the first, the invoke's arguments may come as one JSON object."""
@@ -275,6 +281,18 @@ def _writes_name(name: str) -> bool:
     return '"' not in name
 
 
+def writable_values(dialect: Dialect) -> Callable[[Any], bool]:
+    """The values a writer of `dialect` writes so that they read back: none whose raw text holds a
+    parameter's close before the next parameter or the invoke's close, or an invoke's close before
+    the next invoke or the block's end (they end the value, the module docstring says), since VALUE
+    has no escaping."""
+
+    def readable(value: Any) -> bool:
+        return not ends_inside(dialect.value_ends, raw_value(value), dialect.param_close)
+
+    return readable
+
+
 _TAGS = [
     (d.tags.start, d.tags.end, d.tags.call_open, d.tags.call_close, d.tags.param_open, d.param_close) for d in DIALECTS
 ]
@@ -292,6 +310,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=_writes_name,
+    writes_value=writable_values(V4),
     typed_values=True,
     vllm_names=("deepseek_v32", "deepseek_v4", "deepseek_v41"),
     sglang_names=("deepseekv32", "deepseekv4", "deepseekv41"),

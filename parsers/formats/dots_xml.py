@@ -48,6 +48,7 @@ from .minimax_xml import (
     MiniMaxXmlStream,
     invoke_constraints,
     invoke_writer,
+    writable_values,
     writes_name,
 )
 from .spec import Format
@@ -160,6 +161,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=writes_name,
+    writes_value=writable_values(DotsXmlStream.parameter_ends, PARAM_CLOSE),
     typed_values=True,
     vllm_names=("dots",),
     sglang_names=("dots",),

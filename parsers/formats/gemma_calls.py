@@ -19,13 +19,18 @@ a call and the reasoning channel: a special token, never prose. Whitespace betwe
 markup.
 
 Values, as Gemma 4's template prints them: strings between two delimiters with no escaping, numbers
-and booleans bare, None for null, objects with bare keys (or keys between delimiters), lists. A
-bare value is typed by the tool's schema where it declares one (`3` stays `"3"` for a string),
-else as written (JSON numbers and Python's `108.`, `true` / `false`, `null` / `None`; anything
-else a string); a bare `None` is null unless the schema says only string. A Gemma 4 delimited
-value is a string as written; FunctionGemma delimits every value (`n:<escape>42<escape>`), so
-its delimited values are typed like bare ones, as vLLM's `functiongemma` reads them. What the
-field reports, and what this reads:
+and booleans bare, None for null, objects with bare keys (or keys between delimiters), lists. The
+template writes every key of a call bare, whatever it holds, so words with spaces between them
+(`{my key:1}`) are one key: that is how the model writes a declared key with a space, and how the
+strict constraint writes it. A bare value is typed by the tool's schema where it declares one
+(`3` stays `"3"` for a string), else as written (JSON numbers and Python's `108.`, `true` /
+`false`, `null` / `None`; anything else a string); a bare `None` is null unless the schema says
+only string. A number past a float's range (`1e400`) is no number a client can read (JSON has no
+infinity): it is bare text like any other, the string `"1e400"` as written, in every schema, so
+the client's own validation reports it rather than receiving a guessed infinity or losing the
+call. A Gemma 4 delimited value is a string as written; FunctionGemma delimits every value
+(`n:<escape>42<escape>`), so its delimited values are typed like bare ones, as vLLM's
+`functiongemma` reads them. What the field reports, and what this reads:
 
 - a delimiter inside a string (`<|"|>` is how Gemma 4 writes a `"` in a value, so code with
   `\"\"\"` is three of them): it closes the string only where a `,` or the closing bracket of the
@@ -37,18 +42,30 @@ field reports, and what this reads:
   part of a bare value (`Paris, France<|"|>,limit:5`), as prose writes a comma;
 - a missing closing delimiter, whose string runs into `,next:<|"|>` and a value's text: the
   string ends at that `,` and `next` is read (as vLLM now does); a delimiter followed by `key:`
-  is a forgotten `,` (`command:<|"|>look<|"|>angle:90`); running into the call's closer, the
-  string never ended and the call is text (never a guessed end);
+  is a forgotten `,` (`command:<|"|>look<|"|>angle:90`);
+- the call's closer inside a string (code that names `<tool_call|>`): data, since a string is
+  data until its close; where that string, still open, then holds the next call's opener, the
+  model ended its call at the closer without closing the string and began its next call: the
+  first call is text up to that opener, and the next call counts (so a model's broken call
+  never swallows the real one after it);
 - values written as JSON or Python strings (`["a"]`, `['a']`, `{"mode": "fast"}`): strings
   without their quotes, since no bare value starts with a quote;
 - a parenthesized call (`call:terminal(command:<|"|>ls<|"|>)`): read like braces (a recovered
   call: `(`..`)` holds the same arguments, only the bracket differs);
-- `key=value` (`save_as='x'`), a bare `:NAME{`, no `call:`, no closer, an empty value, nesting
-  past `TOOLCALL_PARSERS_MAX_DEPTH`, a bare value past `TOOLCALL_PARSERS_MAX_SCALAR`: the call is
-  text, from its opener to where it broke, and scanning goes on there; the other calls still count.
+- the call begun again where a key or a value belongs (`call:f{<|tool_call>call:f{a:1}..`): the
+  broken first attempt is text up to the new opener, and the call is read again from there, so
+  the call the model meant counts;
+- `key=value` (`save_as='x'`), a bare `:NAME{`, no `call:`, text where the closer belongs, an
+  empty value, nesting past `TOOLCALL_PARSERS_MAX_DEPTH`, a bare value past
+  `TOOLCALL_PARSERS_MAX_SCALAR`: the call is text, from its opener to where it broke, and scanning
+  goes on there; the other calls still count.
 
-A call the end of the output cuts off is text. Streaming: the call starts at its `{`, keys and
-values are sent as they complete, strings stream inside the string.
+The end of the output: a final call whose arguments are complete (their closing bracket written)
+and only its closer missing, or cut part-way (that part is text), is a call, as in `hermes_json`:
+the model wrote the whole call, and an output stopped at the closer (a stop sequence, a length
+limit one token short) should not lose it; a call cut inside its arguments is text, since what it
+would have held is unknown. Streaming: the call starts at its `{`, keys and values are sent as
+they complete, strings stream inside the string.
 """
 
 from __future__ import annotations
@@ -57,7 +74,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.gemma_literals import ArgumentsGrammar, Dialect, GemmaArguments, GemmaSyntaxError
+from ..core.gemma_literals import BARE_KEY, ArgumentsGrammar, Dialect, GemmaArguments, GemmaSyntaxError
 from ..core.ids import IdFactory
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import DeferredBound, FormatStream, NotACall, shorten
@@ -74,7 +91,6 @@ _CALL_WORD = "call:"
 
 _TEXT, _HEAD, _NAME, _ARGS, _END = range(5)
 _NAME_RUN = re.compile(r"[^\s{}()\[\]<>,\"']*")
-_BARE_KEY = re.compile(r"[^\s:,{}\[\]()<>\"'=]+")
 
 
 class GemmaCallsStream(FormatStream):
@@ -173,14 +189,19 @@ class GemmaCallsStream(FormatStream):
             return None
         if not found:
             raise NotACall(f"no {self._dialect.closer} after the arguments", pos)
+        self._finish(pos + len(found))
+        return pos + len(found)
+
+    def _finish(self, at: int | None) -> None:
+        """The call ends: its closer read (reading goes on at `at`), or the output ended after its
+        arguments. NotACall if its arguments passed the call's size bound."""
         assert self._args is not None
-        self._bound.check(pos + len(found))
+        self._bound.check(at)
         if self._args.missed:
             self._warn(f"{self._args.missed} string(s) without a closing delimiter, ended before the next key")
         self._end_call(self._key, self._args.arguments)
         self._raw, self._args = [], None
         self._state = _TEXT
-        return pos + len(found)
 
     def _recover(self, err: NotACall, text: str, pos: int) -> int | None:
         """The call breaks: its text so far (and up to the break) is text; scanning goes on there."""
@@ -192,8 +213,10 @@ class GemmaCallsStream(FormatStream):
 
     def _close(self) -> None:
         rest, self._buf = self._buf, ""
+        if self._state == _END and not self._bound.passed:  # only the closer missing, or cut part-way
+            self._finish(None)
         if self._state == _TEXT:
-            self._text(rest)
+            self._text(rest)  # a closer cut part-way is text, as written
         else:
             self._reject("the output ended inside a tool call", "".join(self._raw) + rest)
         self._raw, self._args = [], None
@@ -207,9 +230,9 @@ class GemmaCallsStream(FormatStream):
 
 def literal(value: Any, delim: str = DELIM) -> str:
     """A value as Gemma 4's template prints it (`format_argument`): strings between delimiters,
-    unescaped; booleans `true` / `false`; mappings with bare, sorted keys; None as `None`. A key
-    the template would write bare but that would not read back as one (`a b`, `x:y`) is written
-    between delimiters, as the template writes keys in declarations."""
+    unescaped; booleans `true` / `false`; mappings with bare, sorted keys (`my key` too); None as
+    `None`. A key the template would write bare but that would not read back as one (`x:y`, ` a`)
+    is written between delimiters, as the template writes keys in declarations."""
     if isinstance(value, str):
         return delim + value + delim
     if isinstance(value, bool):
@@ -222,8 +245,8 @@ def literal(value: Any, delim: str = DELIM) -> str:
     return str(value)
 
 
-def _key(key: str, delim: str) -> str:
-    return key if _BARE_KEY.fullmatch(key) else delim + key + delim
+def _key(key: str, delim: str = DELIM) -> str:
+    return key if BARE_KEY.fullmatch(key) else delim + key + delim
 
 
 def write(calls: Sequence[Call]) -> str:
@@ -235,7 +258,7 @@ def write(calls: Sequence[Call]) -> str:
 
 
 def _call_tag(request: ConstraintRequest, name: str) -> dict[str, Any]:
-    grammar = ArgumentsGrammar(literal)
+    grammar = ArgumentsGrammar(literal, _key)
     schema = request.parameters(name) if request.pins(name) else {"type": "object"}
     root = grammar.members(schema)
     body = grammar.text(root)

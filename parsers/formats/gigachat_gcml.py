@@ -21,7 +21,8 @@ text verbatim (`02134` and `line 1\\n"quoted"` stay as written); `"false"` says 
 tool's schema (`core.typed_values`; text that is not JSON of an admitted type is kept as written,
 as both engines keep it); any other `string` breaks the invoke. Several invokes in a block, and
 several blocks, are parallel calls; a block with no invoke (`<｜GCML｜tool_calls></｜GCML｜tool_calls>`),
-a parameter outside an invoke, and an invoke the output cuts off are text. Markdown code and
+a parameter outside an invoke, and an invoke the output cuts off (unless only its closing tags are
+missing after a complete parameter, as in `deepseek_dsml`) are text. Markdown code and
 `<think>..</think>` are text, as in `deepseek_dsml`.
 
 Decided where the engines differ: a parameter without `string` is typed by the schema here (vLLM's
@@ -41,10 +42,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.typed_values import schema_types
-from .deepseek_dsml import DeepSeekDsmlStream, Dialect, dialect
+from .deepseek_dsml import DeepSeekDsmlStream, Dialect, dialect, writable_values
 from .grammar import (
     Element,
     const,
+    finite_number,
     json_value,
     one_of,
     optional,
@@ -99,7 +101,11 @@ def _value(key: str, schema: Any) -> Element:
     raw = tag(
         f'{TAGS.param_open} name="{key}" string="true">', raw_text(schema, {"type": "any_text"}), PARAM_CLOSE + "\n"
     )
-    as_json = tag(f'{TAGS.param_open} name="{key}" string="false">', json_value(schema), PARAM_CLOSE + "\n")
+    as_json = tag(
+        f'{TAGS.param_open} name="{key}" string="false">',
+        finite_number(schema) or json_value(schema),
+        PARAM_CLOSE + "\n",
+    )
     if types == {"string"}:
         return raw
     return one_of([raw, as_json]) if not types or "string" in types else as_json
@@ -163,6 +169,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=writes_name,
+    writes_value=writable_values(DIALECT),
     typed_values=True,
     sglang_names=("gigachat35",),
     models="Sber GigaChat 3.5 (432B-A28B, Reasoning)",

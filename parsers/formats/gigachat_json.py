@@ -33,6 +33,7 @@ parser reads back; the writer and the template shipped here use 3.1's spelling. 
 from __future__ import annotations
 
 from .hermes_json import HermesJsonStream, JsonBlockTags
+from .marked_json import NEXT_CALL_OBJECT
 from .spec import Format
 
 TOKEN, ROLE = "<|function_call|>", "function call<|role_sep|>"
@@ -65,6 +66,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     call_tag=TAGS.call_tag(),
+    other_openers=((ROLE, TOKEN), NEXT_CALL_OBJECT),
     vllm_names=("gigachat3",),
     sglang_names=("gigachat3",),
     models="Sber GigaChat 3 / 3.1 (10B-A1.8B, 702B-A36B)",

@@ -18,12 +18,15 @@ call with no arguments is `<tool_call>f</tool_call>` (or with a line break befor
 NAME is the text up to a line break, `<arg_key>` or `</tool_call>`, stripped: not empty, at most
 `TOOLCALL_PARSERS_MAX_NAME` characters, no whitespace, quote, brace or `<` / `>` inside (so Hermes's
 `<tool_call>\\n{"name": ..}` is text here, never a call named `{"name":`). KEY is the text up to
-`</arg_key>`, stripped; a key holding a tag (`path</arg_key>` read from a model that wrote a stray
-tag) breaks the call. VALUE is raw text, no escaping, typed as `qwen_xml` and `minimax_xml` type
-theirs (`core.typed_values`: a string schema keeps the text verbatim, `02134` stays a string; the
-template writes non-strings as JSON). `</arg_value>` ends a value only when `<arg_key>` or
-`</tool_call>` follows it (after whitespace), so a value may hold `</arg_value>` and `</tool_call>`
-as text (a file about GLM's own format). A key given twice: the last wins (logged).
+`</arg_key>`, stripped, whatever it holds (`param<1>`, `a&b`: the keys a tool's schema names, taken
+as written); a key holding another of the format's tags (`path</arg_key>` read from a model that
+wrote a stray tag) breaks the call. VALUE is raw text, no escaping, typed as `qwen_xml` and
+`minimax_xml` type theirs (`core.typed_values`: a string schema keeps the text verbatim, `02134`
+stays a string; the template writes non-strings as JSON). `</arg_value>` ends a value only when
+`<arg_key>`, `</tool_call>` or the end of the output follows it (after whitespace), so a value may
+hold `</arg_value>` and `</tool_call>` as text (a file about GLM's own format); `<arg_key>` (a
+special token GLM writes only as markup) ends a value wherever it stands. A key given twice:
+the last wins (logged).
 
 Decided, for each malformed shape the field reports:
 
@@ -40,10 +43,18 @@ Decided, for each malformed shape the field reports:
   its name or past the size bound of its arguments: the call is text up to its `</tool_call>` (or up to a
   `<tool_call>` before it: the model named the tag, then called); the
   other calls still count.
+- **The `</arg_value>` dropped before the next key** (`Paris<arg_key>unit</arg_key>..`, an outside
+  review): the value ends at the key and the next argument is read, so the call is what the model
+  wrote rather than one value swallowing the rest.
 - **The `</arg_value>` dropped before the call's close** (`<arg_value>1</tool_call><tool_call>..`,
   SGLang's IQuest tests): the call's close followed by the next call's open ends the value, and the
   call is text up to there; the next call counts.
-- A call the end of the output cuts off (max_tokens) is text; the calls before it stay.
+- **A call the end of the output cuts off** after its payload is complete (its last
+  `</arg_value>`, then only `</tool_call>` missing or cut part-way: that part is text) is a call, as
+  `hermes_json` reads its complete JSON without `</tool_call>` (vLLM's GLM-4.5 and SGLang's Poolside
+  tests say text; disputed): a stop token an engine drops, or a close the model forgot, loses no call.
+  Cut inside a value, a key or the name, or before any argument, it is text (max_tokens); the calls
+  before it stay.
 - A call inside `<think>` is text (the reasoning, not an action); with the engines' `glm45`
   reasoning parsers in front, what they hand over is read.
 
@@ -105,6 +116,7 @@ class GlmXmlStream(XmlBlockStream):
         self._readers[_KEY_DONE] = self._scan_key_done
         self._readers[_TYPE] = self._scan_type
         self._typed = False  # the current key's type tag was read
+        self._key_read = 0  # how much of the key being read was read already (held back with it)
 
     def _scan_name(self, text: str, pos: int) -> int | None:
         """The call's NAME or an argument's KEY (which one `_on_name` says)."""
@@ -151,18 +163,29 @@ class GlmXmlStream(XmlBlockStream):
         return name, key.strip()
 
     def _scan_key(self, text: str, pos: int) -> int | None:
-        """KEY up to `</arg_key>`; any other tag in it breaks the call."""
-        end = self._run_end(text, pos, "<")
-        if end is None:
-            return None
-        tag = self._literal_at(text, end, (self.kv.key_close,))
-        if tag is None:
-            return None
-        if not tag:
-            raise NotACall(f"a {text[end : end + 12]!r} in an argument's key")
-        self._open_key(text[pos:end].strip())  # before the key is kept: a refusal reads it again as text
-        self._raw.append(text[pos : end + len(tag)])
-        return end + len(tag)
+        """KEY up to `</arg_key>`; another of the format's tags in it breaks the call, and any other
+        `<` is the key's (`param<1>`: a key is any text the tool's schema names). What is held back
+        is read on from where the last feed stopped, not from the key's start."""
+        bound = min(len(text), pos + self.limits.max_name + 1)
+        end = text.find("<", pos + self._key_read, bound)
+        while end >= 0:
+            tag = self._literal_at(text, end, self.kv.key_breakers)
+            if tag is None:
+                self._key_read = end - pos
+                return None
+            self._key_read = 0
+            if tag == self.kv.key_close:
+                self._open_key(text[pos:end].strip())  # before the key is kept: a refusal reads it again as text
+                self._raw.append(text[pos : end + len(tag)])
+                return end + len(tag)
+            if tag:
+                raise NotACall(f"a {tag!r} in an argument's key")
+            end = text.find("<", end + 1, bound)
+        if len(text) > pos + self.limits.max_name:
+            self._key_read = 0
+            raise NotACall(f"a name longer than {self.limits.max_name} characters (TOOLCALL_PARSERS_MAX_NAME)")
+        self._key_read = len(text) - pos
+        return None
 
     def _run_end(self, text: str, pos: int, stops: str) -> int | None:
         """Where a name or a key ends (the first of `stops`); None while it may still end within

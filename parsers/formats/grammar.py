@@ -10,10 +10,12 @@ at once) and strict `auto` (free text, where the format's openers start calls to
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.typed_values import pinned_strings, schema_types
-from .spec import ConstraintRequest
+
+if TYPE_CHECKING:
+    from .spec import ConstraintRequest
 
 Element = dict[str, Any]
 
@@ -66,7 +68,8 @@ def declared_arguments(
         if not types or "string" in types:
             value = raw_text(schema, text, after)
         else:
-            value = sequence(json_value(schema), const(after)) if after else json_value(schema)
+            value = finite_number(schema) or json_value(schema)
+            value = sequence(value, const(after)) if after else value
         element = declared(key, value)
         elements.append(element if key in required else optional(element))
     if not pinned or parameters.get("additionalProperties", True) is not False:
@@ -74,6 +77,27 @@ def declared_arguments(
     if not elements:
         return const("")
     return elements[0] if len(elements) == 1 else sequence(*elements)
+
+
+_INTEGER = r"-?(0|[1-9][0-9]{0,299})"
+_NUMBER = _INTEGER + r"(\.[0-9]{1,150})?|-?(0|[1-9][0-9]{0,16})(\.[0-9]{1,17})?[eE][-+]?([0-9]{1,2}|[12][0-9]{2})"
+_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "enum", "const"})
+
+
+def finite_number(schema: Any) -> Element | None:
+    """A raw value of a plain `number` or `integer` schema as a number the parser reads back as one:
+    at most 300 integer digits, 150 decimals, and with an exponent 17 digits and e±299 (so the value
+    is a finite float, and shorter than the parsers' 512-character scalar bound). xgrammar's own
+    JSON number is unbounded (`1e400`, which no float holds, and any number of digits), and its
+    `minimum` / `maximum` on a number refuse every exponent. None for any other schema (JSON then)."""
+    if not isinstance(schema, dict) or _BOUNDS & schema.keys():
+        return None
+    types = schema_types(schema)
+    if types == frozenset({"integer"}):
+        return regex(_INTEGER)
+    if types in (frozenset({"number"}), frozenset({"number", "integer"})):
+        return regex(_NUMBER)
+    return None
 
 
 def optional(content: Element) -> Element:
@@ -127,3 +151,81 @@ def one_call_in_text(opener: str, not_a_call: Element, excludes: Sequence[str], 
         "excludes": list(excludes),
     }
     return structural(sequence(text, optional(sequence(call, text))))
+
+
+def ended(constraint: dict[str, Any]) -> dict[str, Any]:
+    """A `required` / named constraint whose calls may be followed by one line break and the end of
+    the output: where the calls are joined by a line break, the model's line break after a call
+    would otherwise have to open another call, and a model that writes one repeats its call until
+    `max_tokens` (seen through Anthropic Messages); the parser reads the break as trimmed text."""
+    return structural(sequence(constraint["format"], optional(const("\n"))))
+
+
+def held_free_text(
+    constraint: dict[str, Any], think_pairs: Sequence[tuple[str, str]], other_openers: Sequence[tuple[str, str | None]]
+) -> dict[str, Any]:
+    """Strict `auto`'s free text, held to what the parser reads in it (every `triggered_tags` outside
+    a call): a strict request must never get back a call its grammar did not hold.
+
+    - Each of `other_openers` the parser reads as a call too: `(spelling, trigger)` offers the
+      trigger's tags in that spelling as well; `(spelling, None)` keeps the spelling out of free text.
+    - A think block (`think_pairs`, which the parser reads as text wherever it stands) is a tag of
+      its own: a call drafted inside it fires no trigger, so the model cannot close the block inside
+      a forced call's value and then write a call to any tool after it.
+
+    Where the request allows one call (`stop_after_first`, which would count a think block as that
+    call), the text is free text and think blocks with every trigger kept out, then at most one call.
+    """
+
+    def hold(node: Element) -> Element:
+        kind = node.get("type")
+        if kind == "triggered_tags":
+            return _held(node, think_pairs, other_openers)
+        if kind in ("sequence", "or"):
+            return {**node, "elements": [hold(element) for element in node["elements"]]}
+        if kind in ("optional", "star", "plus"):
+            return {**node, "content": hold(node["content"])}
+        return node
+
+    return {**constraint, "format": hold(constraint["format"])}
+
+
+def _held(
+    node: Element, think_pairs: Sequence[tuple[str, str]], other_openers: Sequence[tuple[str, str | None]]
+) -> Element:
+    triggers, tags, excludes = list(node["triggers"]), list(node["tags"]), list(node.get("excludes", ()))
+    for spelling, trigger in other_openers:
+        if any(spelling.startswith(held) for held in triggers):
+            continue
+        if trigger is None:
+            excludes.append(spelling)
+        elif trigger in triggers:
+            triggers.append(spelling)
+            tags += [
+                {**t, "begin": spelling + t["begin"][len(trigger) :]}
+                for t in node["tags"]
+                if t["begin"].startswith(trigger)
+            ]
+    thinks = [
+        tag(open_, {"type": "any_text"}, close)
+        for open_, close in think_pairs
+        if not any(open_.startswith(held) or held.startswith(open_) for held in triggers)
+    ]
+    if not node.get("stop_after_first"):
+        return {
+            **node,
+            "triggers": triggers + [t["begin"] for t in thinks],
+            "tags": tags + thinks,
+            "excludes": excludes,
+        }
+    text: Element = (
+        {
+            "type": "triggered_tags",
+            "triggers": [t["begin"] for t in thinks],
+            "tags": thinks,
+            "excludes": excludes + triggers,
+        }
+        if thinks
+        else {"type": "any_text", "excludes": excludes + triggers}
+    )
+    return sequence(text, optional(one_of(tags)))

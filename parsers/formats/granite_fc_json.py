@@ -27,6 +27,7 @@ its template instructs; that is a call like any other here, for the client to se
 from __future__ import annotations
 
 from .hermes_json import HermesJsonStream, JsonBlockTags
+from .marked_json import NEXT_CALL_OBJECT
 from .spec import Format
 
 START = "<function_call>"
@@ -55,6 +56,7 @@ FORMAT = Format(
     markers=(START,),
     required=required_constraint,
     auto=auto_constraint,
+    other_openers=(NEXT_CALL_OBJECT,),
     call_tag=TAGS.call_tag(),
     vllm_names=("granite-20b-fc",),
     models="IBM granite-20b-functioncalling",

@@ -27,7 +27,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.json_calls import CallShape
-from .marked_json import MarkedJsonStream, array_constraints, array_writer, headed_calls, name_arguments_begin
+from .marked_json import (
+    NEXT_CALL_OBJECT,
+    MarkedJsonStream,
+    array_constraints,
+    array_writer,
+    headed_calls,
+    name_arguments_begin,
+)
 from .spec import CallTag, Format
 
 TOKEN, PLAIN = "<|tool_call|>", "<tool_call>"
@@ -60,6 +67,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     call_tag=CallTag(TOKEN + '[{{"name": "{name}", "arguments": ', "}]", TOKEN),
+    other_openers=((PLAIN, TOKEN), NEXT_CALL_OBJECT),
     vllm_names=("granite",),
     models="IBM Granite 3.0 / 3.1 / 3.2 / 3.3",
 )

@@ -31,15 +31,19 @@ SGLang's `gpt-oss` reasoning parser in front hands on the answers' text alone, a
 messages as written. A header that breaks (a line break, another token) is text, as in
 `<|channel|>final {"answer": 1}<|return|>`, which vLLM returns as text too.
 
-vLLM 0.32 does not hand gpt-oss output to a tool parser: for a model whose config says `gpt_oss`
-it builds its Harmony parser, which reads token ids with `openai_harmony` and refuses any tool
-parser but its stub `openai` (at startup: "cannot be used with the tokenizer"). This format serves
-SGLang (`--tool-call-parser harmony_json`, where `gpt-oss` would be), vLLM for models of another
-config type that write Harmony, and the toolbox. In SGLang 0.5.23 the detokenizer keeps the stop
-token `<|call|>` only for its own `gpt-oss` parser, and its `gpt-oss` reasoning parser never hands
-on a call message that lacks it: with `--reasoning-parser gpt-oss` in front, a call that ends the
-output is lost before any tool parser sees it. Without a reasoning parser this format reads it (and
-the reasoning is content, with its markup).
+vLLM (0.32, 0.33 and 0.34 alike) does not hand gpt-oss output to a tool parser: for a model whose
+config says `gpt_oss` it builds its one Harmony parser, which reads token ids with `openai_harmony`
+and refuses any tool parser but its stub `openai` (at startup: "cannot be used with the
+tokenizer"); a subclass of that stub passes the check and is never called. So this format does not
+claim vLLM's `openai`: an operator could not put it in its place, and a name that cannot be served
+should not be offered. It serves SGLang (`--tool-call-parser harmony_json`, where `gpt-oss` would
+be), vLLM for models of another config type that write Harmony, and the toolbox.
+
+In SGLang 0.5.23 the detokenizer keeps the stop token `<|call|>` only for its own `gpt-oss` parser,
+and its `gpt-oss` reasoning parser never hands on a call message that lacks it: with
+`--reasoning-parser gpt-oss` in front, a call that ends the output is lost before any tool parser
+sees it. Without a reasoning parser this format reads it (and the reasoning is content, with its
+markup).
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ from ..core.ids import IdFactory
 from ..core.json_calls import ArgumentsReader
 from ..core.outside import ThinkMarkers
 from ..core.stream import JSON_SPACE, NotACall
-from .channel_messages import CALL, ChannelStream, calls_after_prompt
+from .channel_messages import BARE_TRIGGER, CALL, ChannelStream, bare_calls, calls_after_prompt
 from .grammar import Element, json_value, optional, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 
@@ -205,7 +209,9 @@ def _call_tags(request: ConstraintRequest, names: list[str], *, first: bool = Fa
     return tags
 
 
-_ANY_TEXT: Element = {"type": "any_text"}
+_ANY_TEXT: Element = {"type": "any_text", "excludes": [START, CHANNEL, MESSAGE, CALL_END]}
+"""A message's free body: the parser reads a message token in it as the next message (which may be
+a call), so the body holds none."""
 
 
 def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
@@ -227,7 +233,9 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
         for opener in (f"{START}assistant", "")
         for channel in ("analysis", "commentary", "final")
     ]
-    return triggered(request, [START, CHANNEL], [*_call_tags(request, list(request.schemas)), *others])
+    names = list(request.schemas)
+    bare = bare_calls(_call_tags(request, names, first=True))
+    return triggered(request, [START, CHANNEL, BARE_TRIGGER], [*_call_tags(request, names), *others, *bare])
 
 
 _WRITES_NAME = re.compile(r"[^\s<]+")
@@ -248,7 +256,6 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=_writes_name,
-    vllm_names=("openai",),
     sglang_names=("gpt-oss",),
     models="gpt-oss-20b / gpt-oss-120b (Harmony)",
     reasoning_openers=(),

@@ -6,12 +6,12 @@ Grammar, as this machine reads it::
     output  := (text | think | block)*
     think   := "<think>" text "</think>"            # everything inside is text, never a call
     block   := START ws value (ws [","] ws value)* ws [END]   # END may be missing once a value completed
-    value   := call-object | "[" call-object ("," call-object)* "]"   # an empty list [] is not a call
+    value   := call-object | "[" call-object ([","] call-object)* "]"   # an empty list [] is not a call
     call-object := {"name", "arguments"} | {"name", "parameters"} | {"tool", "parameters"}
                  | {"function": {"name", "arguments"}}               # a JSON object, keys in any order
 
 with START = `<tool_call>` and END = `</tool_call>`. Several values in one block are parallel calls,
-with or without a comma between them (`{..}, {..}`).
+with or without a comma between them (`{..}, {..}`), and so are the objects of a list.
 
 The block ends where its JSON value ends, not at the first END: `</tool_call>` inside a string is
 data. END may be missing when the value is complete: the call counts and what follows is content. A

@@ -1,5 +1,6 @@
 """`hunyuan_xml`: Tencent Hy3 (and Hy4) tool calls: GLM's keys and values in tags, inside a block,
-every tag with the tokenizer's suffix (`:opensource` in the released models).
+every tag with the tokenizer's suffix (`:opensource` in the released models) or with none
+(Hy3-preview's bare tags).
 
 Grammar, as this machine reads it::
 
@@ -10,13 +11,19 @@ Grammar, as this machine reads it::
     arg     := "<arg_key:opensource>" KEY "</arg_key:opensource>" ws
                "<arg_value:opensource>" VALUE "</arg_value:opensource>"
 
+    # the same with every tag bare (`<tool_calls>`, `<think>`, ..): a block's open fixes its spelling
+
 Hy3's template writes the block's open and a line break, then each call as
 `<tool_call:opensource>NAME<tool_sep:opensource>` and a line break, each key and each value on its
 own line, the call's close and a line break, and the block's close. Hy4 drops `<tool_sep>` (its
 name ends at the first key or the call's close); both read the same. Every marker is one special
 token of the vocabulary, the suffix included: vLLM's `hy_v3` takes the suffix from the tokenizer's
-`token_suffix` setting, `hy_v4` and SGLang's `hunyuan` from the vocabulary; this format is the
-`:opensource` spelling (Hy3-preview's bare tags, as in the engines' own tests, are text to it).
+`token_suffix` setting, `hy_v4` and SGLang's `hunyuan` from the vocabulary. This format reads both
+spellings the engines' own tests write, the `:opensource` one and Hy3-preview's bare tags
+(`<tool_calls><tool_call>NAME<tool_sep><arg_key>..`, with `<think>..</think>` for reasoning), so one
+parser serves either tokenizer; the block's tag fixes the spelling of everything in it (a suffixed
+tag in a bare block, or the other way round, breaks the block as any foreign tag does), because a
+model writes the one spelling its vocabulary has. Other per-checkpoint suffixes are not read.
 
 Everything inside a call is `glm_xml`'s, word for word (its machine, with these tags): NAME, KEY,
 VALUE typed by the tool's schema (a string schema keeps the text verbatim, other values are JSON
@@ -26,17 +33,25 @@ block machine's rule (`xml_blocks`): a block that holds no call is text; the blo
 missing after complete calls (the calls stand); text in the block after a call ends the block; a
 call outside a block is text, as both engines read it.
 
-Reasoning: `<think:opensource>..</think:opensource>` is text to this parser, so a block the model
-writes while thinking is never a call.
+Reasoning: `<think:opensource>..</think:opensource>` (or the bare `<think>..</think>`) is text to
+this parser, so a block the model writes while thinking is never a call.
+
+Strict `auto` holds both spellings: each block's open (suffixed or bare) is a trigger that opens
+calls of declared tools, written in that block's spelling; `required` takes one block in either
+spelling, so a Hy3-preview tokenizer is not forced to spell out tags it does not have.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..core.ids import IdFactory
-from ..core.outside import ThinkMarkers
+from ..core.markers import MarkerScanner
+from ..core.outside import OutsideCalls, ThinkMarkers
+from ..core.xml_parameters import ParameterValueReader
 from .glm_xml import GlmXmlStream
+from .grammar import one_of, structural
 from .key_values import (
     KeyValueTags,
     key_value_constraints,
@@ -46,48 +61,94 @@ from .key_values import (
     writes_name,
     writes_value,
 )
-from .spec import Format
+from .spec import Constraint, Format
 
 SUFFIX = ":opensource"
 
 
-def _pair(name: str) -> tuple[str, str]:
-    return f"<{name}{SUFFIX}>", f"</{name}{SUFFIX}>"
+def spelling(suffix: str) -> KeyValueTags:
+    """Hunyuan's tags, each with `suffix` ("" for Hy3-preview's bare tags)."""
+
+    def pair(name: str) -> tuple[str, str]:
+        return f"<{name}{suffix}>", f"</{name}{suffix}>"
+
+    (call_open, call_close), (key_open, key_close), (value_open, value_close) = map(
+        pair, ("tool_call", "arg_key", "arg_value")
+    )
+    return KeyValueTags(
+        call_open,
+        call_close,
+        key_open,
+        key_close,
+        value_open,
+        value_close,
+        block=pair("tool_calls"),
+        name_separator=f"<tool_sep{suffix}>",
+        think=pair("think"),
+    )
 
 
-(CALL_OPEN, CALL_CLOSE), (KEY_OPEN, KEY_CLOSE), (VALUE_OPEN, VALUE_CLOSE) = map(
-    _pair, ("tool_call", "arg_key", "arg_value")
-)
-HY = KeyValueTags(
-    CALL_OPEN,
-    CALL_CLOSE,
-    KEY_OPEN,
-    KEY_CLOSE,
-    VALUE_OPEN,
-    VALUE_CLOSE,
-    block=_pair("tool_calls"),
-    name_separator=f"<tool_sep{SUFFIX}>",
-    think=_pair("think"),
-)
+HY = spelling(SUFFIX)
+"""The released models' spelling, the one the writer and the template write."""
+BARE = spelling("")
+"""Hy3-preview's spelling, as the engines' own tests write it."""
+SPELLINGS = (HY, BARE)
 
 
 class HunyuanXmlStream(GlmXmlStream):
     """Incremental parser for one response in Hunyuan's tool-call format (`glm_xml`'s machine with
-    Hunyuan's tags and block)."""
+    Hunyuan's tags and block; the block's open picks the spelling of its tags)."""
 
     format_name = "hunyuan_xml"
     kv = HY
 
     def __init__(
-        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = HY.think
+        self,
+        tools: Any = None,
+        id_factory: IdFactory | None = None,
+        *,
+        think_markers: ThinkMarkers = (HY.think, BARE.think),
     ) -> None:
         super().__init__(tools, id_factory, think_markers=think_markers)
+        self._outside = OutsideCalls(self._text, [kv.machine.start for kv in SPELLINGS], think_markers)
+        self._spellings = {
+            kv.machine.start: (
+                kv,
+                MarkerScanner([kv.machine.call_close, kv.machine.end, kv.machine.call_open]),
+                ParameterValueReader(kv.value_ends, self._send_args, self._keep, self.limits),
+            )
+            for kv in SPELLINGS
+        }
+
+    def _open_block(self, tag: str) -> None:
+        """The block's open fixes the spelling of every tag in the block."""
+        kv, self._skip_scanner, self._value = self._spellings[tag]
+        self.kv, self.tags = kv, kv.machine
+        super()._open_block(tag)
 
 
 write = key_value_writer(HY, "\n")
 """As Hy3's template writes calls: the block's open, each call, key and value on its own line."""
 
-required_constraint, auto_constraint = key_value_constraints(HY, tagged_pairs(HY, "\n"), "\n")
+
+def _each_spelling() -> tuple[Constraint, Constraint]:
+    """`required`: one block in either spelling. Strict `auto`: each spelling's block open is a
+    trigger of its own calls (the two constraints of `key_value_constraints`, joined)."""
+    pairs = [key_value_constraints(kv, tagged_pairs(kv, "\n"), "\n") for kv in SPELLINGS]
+
+    def joined(pick: int, join: Callable[[list[dict[str, Any]]], dict[str, Any]]) -> Constraint:
+        return lambda request: structural(join([pair[pick](request)["format"] for pair in pairs]))
+
+    def triggers(bodies: list[dict[str, Any]]) -> dict[str, Any]:
+        body = dict(bodies[0])
+        body["triggers"] = [t for b in bodies for t in b["triggers"]]
+        body["tags"] = [t for b in bodies for t in b["tags"]]
+        return body
+
+    return joined(0, one_of), joined(1, triggers)
+
+
+required_constraint, auto_constraint = _each_spelling()
 
 FORMAT = Format(
     "hunyuan_xml",
@@ -95,15 +156,16 @@ FORMAT = Format(
     "</arg_key:opensource><arg_value:opensource>v</arg_value:opensource>..</tool_calls:opensource> (Tencent Hy3)",
     HunyuanXmlStream,
     write,
-    markers=HY.markers,
+    markers=HY.markers,  # the released spelling; a tokenizer has one (the bare tags are Hy3-preview's)
     special_tokens=HY.markers,
     required=required_constraint,
     auto=auto_constraint,
     writes_name=writes_name,
     writes_value=writes_value(HY),
-    needs_declared_tools=needs_declared_tools(HY),
+    needs_declared_tools=lambda text: any(needs_declared_tools(kv)(text) for kv in SPELLINGS),
     typed_values=True,
     vllm_names=("hy_v3", "hy_v4"),
     sglang_names=("hunyuan",),
     models="Tencent Hy3, Hy4",
+    reasoning_openers=(HY.machine.start, BARE.machine.start),
 )

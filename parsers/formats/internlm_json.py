@@ -61,6 +61,7 @@ FORMAT = Format(
     markers=(ACTION_START, PLUGIN, ACTION_END),
     special_tokens=(ACTION_START, PLUGIN, ACTION_END),
     required=required_constraint,
+    other_openers=((SPACED_START, START),),
     auto=auto_constraint,
     call_tag=TAGS.call_tag(),
     vllm_names=("internlm",),

@@ -11,7 +11,8 @@ Only the call's tags differ from `glm_xml`'s; everything else is that format's, 
 machine, with this call tag): a call stands alone, NAME, KEY, VALUE typed by the tool's schema (a
 string schema keeps the text verbatim, `  "123"\\n` included), the value's close that ends it only
 before the next key or the call's close, the dropped key or value openers, and every malformed
-shape (a key with no value, text between arguments, a call cut off by the end of the output: text).
+shape (a key with no value, text between arguments, a call cut off by the end of the output inside
+its payload: text; one cut after its last value's close, only its own close missing: a call).
 IQuest writes a line break after the name, or none; `ws` is any whitespace. GLM's `<tool_call>` is
 text here, and IQuest's call is text to `glm_xml`.
 

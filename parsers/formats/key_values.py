@@ -14,7 +14,6 @@ from typing import Any
 
 from ..core.xml_parameters import ValueEnd
 from .grammar import Element, const, declared_arguments, regex, repeated, sequence, structural, tag, triggered
-from .schema_styles import styled_arguments
 from .spec import Call, Constraint, ConstraintRequest, Writer
 from .xml_blocks import XmlBlockTags, raw_value
 
@@ -49,12 +48,15 @@ class KeyValueTags:
 
     @functools.cached_property
     def value_ends(self) -> tuple[ValueEnd, ...]:
-        """The value's close ends it only before the next key or the call's close; the call's close
-        right before the next call (or the block's close) ends it too: the value's close was dropped,
-        and the stream breaks the call there (`unclosed_value_ends_call` is False)."""
+        """The value's close ends it only before the next key, the call's close or the end of the
+        output; the next key's open ends it wherever it stands (the value's close was dropped, and
+        the next argument is read); the call's close right before the next call (or the block's
+        close) ends it too: the value's close was dropped, and the stream breaks the call there
+        (`unclosed_value_ends_call` is False)."""
         after_call = (self.call_open, *self.block[1:]) if self.block else (self.call_open,)
         return (
-            ValueEnd(self.value_close, followers=(self.key_open, self.call_close)),
+            ValueEnd(self.value_close, followers=(self.key_open, self.call_close), at_end_of_output=True),
+            ValueEnd(self.key_open, kept=0),
             ValueEnd(self.call_close, followers=after_call),
         )
 
@@ -68,6 +70,11 @@ class KeyValueTags:
         """After a key, the value's open; any other tag of the format there means the call is broken."""
         return (self.value_open, self.key_open, self.key_close, self.value_close, self.call_open, self.call_close,
                 *(self.type_tags or ()))  # fmt: skip
+
+    @functools.cached_property
+    def key_breakers(self) -> tuple[str, ...]:
+        """The tags that break a key they stand in (any other `<` is the key's, as in `param<1>`)."""
+        return (self.key_close, *(tag for tag in self.markers if tag != self.key_close))
 
     @functools.cached_property
     def markers(self) -> tuple[str, ...]:
@@ -100,12 +107,6 @@ ArgumentsElement = Callable[[ConstraintRequest, str], Element]
 """Tool `name`'s arguments as a constraint element (between the call's name and its close)."""
 
 
-def glm_style(request: ConstraintRequest, name: str) -> Element:
-    """xgrammar's `glm_xml` style where it renders the schema (`schema_styles`): GLM's own key and
-    value tags only."""
-    return styled_arguments(request, name, "glm_xml")
-
-
 def tagged_pairs(kv: KeyValueTags, line: str = "") -> ArgumentsElement:
     """Arguments as `kv`'s key and value tags, as `key_value_writer(kv, line)` writes them, for
     spellings xgrammar has no style for: a pinned tool's declared keys in their order (the required
@@ -116,7 +117,8 @@ def tagged_pairs(kv: KeyValueTags, line: str = "") -> ArgumentsElement:
     def pair(key: str, content: Element) -> Element:
         return tag(kv.key_open + key + kv.key_close + line + kv.value_open, content, kv.value_close + line)
 
-    text = {"type": "any_text", "excludes": [kv.value_close]}  # a value never runs into the next pair
+    # a value never runs into the next pair: its close, or (a close the model dropped) the next key
+    text = {"type": "any_text", "excludes": [kv.value_close, kv.key_open]}
 
     free = tag(kv.key_close + line + kv.value_open, text, kv.value_close + line)
     other = sequence(const(kv.key_open), regex(r"[^<>\s]+"), free)
@@ -128,13 +130,15 @@ def tagged_pairs(kv: KeyValueTags, line: str = "") -> ArgumentsElement:
 
 
 def key_value_constraints(
-    kv: KeyValueTags, arguments: ArgumentsElement = glm_style, line: str = ""
+    kv: KeyValueTags, arguments: ArgumentsElement | None = None, line: str = ""
 ) -> tuple[Constraint, Constraint]:
     """`required`: one or more calls (in one block where `kv` has one) that end the output, at most
     one if `single`. Strict `auto`: free text, where what opens calls (the block's open, or each
     call's) opens calls that follow their tools' schemas. One tag per tool, its name (and the
     separator) in the tag's begin, its arguments as `arguments` renders them; the markup as
-    `key_value_writer(kv, line)` writes it."""
+    `key_value_writer(kv, line)` writes it; `arguments` defaults to `tagged_pairs(kv, line)` (not
+    xgrammar's `glm_xml` style, whose value runs into a next key the parser ends it at)."""
+    arguments = arguments or tagged_pairs(kv, line)
     after_call = line if kv.block else ""
 
     def call_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
@@ -167,14 +171,16 @@ def writes_name(name: str) -> bool:
 
 def writes_value(kv: KeyValueTags) -> Callable[[Any], bool]:
     """The values the writer writes so that they read back: none whose text (a string, or the JSON of
-    any other value) holds an end of a value (`kv.value_ends`: a tag, whitespace, its follower)."""
+    any other value) holds an end of a value (`kv.value_ends`: a tag without followers, or a tag,
+    whitespace and its follower)."""
 
     def readable(value: Any) -> bool:
         text = raw_value(value)
         for end in kv.value_ends:
             at = text.find(end.tag)
             while at >= 0:
-                if text[at + len(end.tag) :].lstrip().startswith(end.followers):
+                rest = text[at + len(end.tag) :].lstrip()
+                if not end.followers or rest.startswith(end.followers):
                     return False
                 at = text.find(end.tag, at + 1)
         return True

@@ -35,6 +35,15 @@ markers, a call that breaks (an id holding whitespace or running past the bound,
 arguments that are not an object, a call the core refuses) up to where it broke; reading goes on
 there, so a later call still counts. Markers inside `<think>..</think>` are text.
 
+Kimi K2-Thinking writes its tool-call section inside a think block it never closes. A call opener
+inside `<think>` (a section's begin, or a call's without one) holds what follows, and our reasoning
+split (`core.reasoning`, the rule of our reasoning parser) settles it: the block's closer after it
+means the call was drafted in reasoning, and the whole block is text; the end of the output
+inside the block means the model called, and the calls are read from there (the block's text
+before them is text). So the tool parser alone gives an operator the calls that vLLM's and
+SGLang's `kimi_k2` return, while a drafted call (the block closed after it) never runs, exactly
+as with our reasoning parser in front; the held calls come at the end of the output.
+
 The machine is the family's (`token_sections.SectionStream`); this module is its header and ids.
 
 Ids: the model's own (the header, trimmed) is the call's id, since Kimi's template writes it back in
@@ -47,13 +56,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..core.ids import IdFactory, ResponseIds
+from ..core.markers import MarkerScanner
+from ..core.outside import OutsideCalls
+from ..core.reasoning import Reasoning, ReasoningSplit
 from ..core.stream import ANY_SPACE, NotACall
 from .grammar import Element, const, json_value, regex, sequence, tag
 from .spec import Call, CallTag, ConstraintRequest, Format
-from .token_sections import HEAD, SectionStream, auto_sections, required_sections
+from .token_sections import HEAD, SECTION, TEXT, SectionStream, auto_sections, required_sections
 
 SECTION_BEGIN, SECTION_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
 SECTION_BEGIN_SINGULAR, SECTION_END_SINGULAR = "<|tool_call_section_begin|>", "<|tool_call_section_end|>"
@@ -67,7 +80,9 @@ _ID_SLACK = 32  # the id's characters beyond the name's bound: `functions.` and 
 _NAME_AND_COUNTER = re.compile(r"(?:functions\.)?(.+):[0-9]+")
 _DIGITS = "0123456789"
 
-_ID, _AFTER_ID = HEAD + 1, HEAD + 2
+_ID, _AFTER_ID, _THINK, _HELD = HEAD + 1, HEAD + 2, HEAD + 3, HEAD + 4
+CALL_OPENERS = (SECTION_BEGIN, SECTION_BEGIN_SINGULAR, CALL_BEGIN)
+"""What opens calls inside an unclosed think block (a section's begin, or a call's without one)."""
 
 
 def kimi_call_id(name: str, index: int) -> str:
@@ -92,6 +107,9 @@ class KimiJsonStream(SectionStream):
     section_begins, section_ends = SECTION_BEGINS, SECTION_ENDS
     call_begin, call_end = CALL_BEGIN, CALL_END
     args_space = ANY_SPACE
+    calls_in_think = True
+    """Whether a call opener inside an unclosed think block holds what follows (see the module
+    docstring); off in the machine that reads the held text, so holds never nest."""
 
     def __init__(
         self,
@@ -100,13 +118,95 @@ class KimiJsonStream(SectionStream):
         *,
         think_markers: tuple[str, str] | None = THINK_MARKERS,
     ) -> None:
-        super().__init__(tools, id_factory or kimi_call_id, think_markers=think_markers)
+        own_think = think_markers if self.calls_in_think else None
+        super().__init__(tools, id_factory or kimi_call_id, think_markers=None if own_think else think_markers)
         self._id: list[str] = []
         self._id_len = 0
         self._deferred: list[str] | None = None  # arguments of a call whose tool they must name
         self._kept: str | None = None
         self._ids = ResponseIds(self._id_factory, kimi_call_id)
         self._readers.update({HEAD: self._scan_head, _ID: self._scan_id, _AFTER_ID: self._scan_after_id})
+        self._think = own_think
+        self._tool_list = tools
+        self._hold: ReasoningSplit | None = None  # _HELD: the split reading the held text
+        self._hold_text: list[str] = []  # _HELD: the text from the call opener on
+        if own_think:
+            self._outside = OutsideCalls(self._text, [*SECTION_BEGINS, CALL_BEGIN, own_think[0]], None)
+            self._in_think = MarkerScanner([own_think[1], *CALL_OPENERS])
+            self._readers.update({_THINK: self._scan_think, _HELD: self._scan_held})
+
+    # -- think blocks, and calls opened inside one ------------------------------------------------
+
+    def _scan_text(self, text: str, pos: int) -> int | None:
+        if self._think is None:
+            return super()._scan_text(text, pos)
+        m, at = self._outside.read(text, pos)
+        if m is None:
+            return at
+        if m.group() == self._think[0]:  # a think block: text, as it comes
+            self._text(m.group())
+            self._state = _THINK
+        elif m.group() == self.call_begin:  # a call without a section around it
+            self._section_calls = 0
+            self._open_call()
+        else:
+            self._section_calls = 0
+            self._raw = [m.group()]
+            self._state = SECTION
+        return at
+
+    def _scan_think(self, text: str, pos: int) -> int | None:
+        """Inside a think block: text up to its closer; a call opener holds what follows."""
+        m = self._in_think.search(text, pos)
+        end = m.start() if m is not None else self._in_think.releasable(text, pos)
+        self._text(text[pos:end])
+        if m is None:
+            return end if end > pos else None
+        if m.group() == self._think[1]:  # type: ignore[index]
+            self._text(m.group())
+            self._state = TEXT
+            return m.end()
+        self._hold = _HELD_READER.reasoning_split("opened")
+        self._hold_text = []
+        self._state = _HELD
+        return m.start()
+
+    def _scan_held(self, text: str, pos: int) -> int | None:
+        """Held after a call opener inside the block, until the split says: the block's closer
+        came (all of it was text; the answer after the closer is read on), or the output ends
+        (`_close`)."""
+        assert self._hold is not None
+        pieces = self._hold.feed(text[pos:])
+        self._hold_text.append(text[pos:])
+        if not self._hold.ended:
+            return len(text)
+        answer = "".join(piece.text for piece in pieces if not isinstance(piece, Reasoning))
+        held = "".join(self._hold_text)
+        self._text(held[: len(held) - len(answer)])
+        self._hold, self._hold_text = None, []
+        self._state = TEXT
+        return len(text) - len(answer)
+
+    def _close(self) -> None:
+        if self._state == _THINK:
+            self._state = TEXT  # a partial closer or opener at the end: text
+        elif self._state == _HELD:
+            assert self._hold is not None
+            pieces = self._hold.close(calls=_HELD_READER.call_reading(self._tool_list))
+            answer = "".join(piece.text for piece in pieces if not isinstance(piece, Reasoning))
+            held = "".join(self._hold_text)
+            self._text(held[: len(held) - len(answer)])  # the block's text before the calls
+            self._hold, self._hold_text = None, []
+            self._state = TEXT
+            # The calls, read as the split's reading found them: a think block after them is text.
+            self._outside = OutsideCalls(self._text, [*SECTION_BEGINS, CALL_BEGIN], self._think)
+            self._think = None
+            self._text_in, self._step_at, self._step_mark = answer, 0, len(self._out)
+            self._feed(answer)
+        super()._close()
+
+    def _pending_text(self) -> str:
+        return "".join(self._hold_text) + super()._pending_text()
 
     # -- the header: the id ------------------------------------------------------------------------
 
@@ -287,4 +387,16 @@ FORMAT = Format(
     vllm_names=("kimi_k2",),
     sglang_names=("kimi_k2",),
     models="Kimi K2 / K2.5 / K2.6",
+    reasoning_openers=CALL_OPENERS,
 )
+
+
+class _ThinkTextStream(KimiJsonStream):
+    """The machine that reads held text (the split's probe, its reading at the end): a think block
+    in it is text, never held again."""
+
+    calls_in_think = False
+
+
+_HELD_READER = replace(FORMAT, stream_class=_ThinkTextStream)
+"""The format as the split of a held call reads it."""

@@ -30,13 +30,15 @@ read too, as `core.xml_entities` reads them). An argument's `type` says what its
 raw text verbatim (`02134` stays a string); `number`, `integer`, `boolean`, `null`, `object`, `array`
 are JSON text (one that does not read as its type stays a string); a missing or unknown `type` leaves
 the value to the tool's schema (`core.typed_values`). VALUE has no escaping, so a
-`<|close|>argument<|sep|>` ends it only when the next argument or the call's end follows (after
-whitespace); otherwise it, like any `<|close|>`-looking text, is part of the value. The `json` element
-is how the encoder writes arguments it could not read as an object; xLLM's tests show the model
-writing it too.
+`<|close|>argument<|sep|>` ends it only when the next argument, the call's end or the end of the
+output follows (after whitespace); otherwise it, like any `<|close|>`-looking text, is part of the
+value. The `json` element is how the encoder writes arguments it could not read as an object;
+xLLM's tests show the model writing it too.
 
 The block machine (broken calls are text up to their end and the others still count; a block with no
-call, and a call the end of the output cuts off, are text; values stream) is `xml_blocks`, shared with
+call, and a call the end of the output cuts off, are text, unless only its closing markup is missing
+after a complete argument or `json` element, as when the output stops after
+`<|close|>argument<|sep|>`; values stream) is `xml_blocks`, shared with
 the other XML formats; ATTRS are read by `core.xml_attributes`; this module reads the channels and
 what a tag's ATTRS open.
 """
@@ -53,8 +55,21 @@ from ..core.stream import NotACall
 from ..core.typed_values import decoded_string, schema_types
 from ..core.xml_attributes import AttributesReader
 from ..core.xml_entities import decode_entities
-from ..core.xml_parameters import ValueEnd
-from .grammar import Element, const, json_value, one_of, optional, regex, repeated, sequence, structural, tag, triggered
+from ..core.xml_parameters import ValueEnd, ends_inside
+from .grammar import (
+    Element,
+    const,
+    finite_number,
+    json_value,
+    one_of,
+    optional,
+    regex,
+    repeated,
+    sequence,
+    structural,
+    tag,
+    triggered,
+)
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import NAME, VALUE, XmlBlockStream, XmlBlockTags, raw_value
 
@@ -70,9 +85,13 @@ CHANNEL_MARKERS = (RESPONSE_OPEN, RESPONSE_CLOSE, MESSAGE_CLOSE, THINK_CLOSE, EN
 """The content's framing, dropped (a lone THINK_CLOSE: the prompt opened the reasoning)."""
 PLAIN_THINK = ("<think>", "</think>")
 """Reasoning written as plain text, read as every format reads it: text with its markers, never a call."""
+THINK_PAIRS = ((THINK_OPEN, THINK_CLOSE), PLAIN_THINK)
+"""The reasoning the format reads, K3's own `think` channel first: the stream reads the channel (its
+markers dropped) and the plain pair as text; our reasoning parser splits on both, so K3's reasoning,
+opened by the generation prompt or by the model, is reasoning and not content."""
 
 TAGS = XmlBlockTags(TOOLS_OPEN, TOOLS_CLOSE, CALL_OPEN, CALL_CLOSE, ARG_OPEN, call_word="call")
-VALUE_END = ValueEnd(ARG_CLOSE, followers=(ARG_OPEN, CALL_CLOSE))
+VALUE_END = ValueEnd(ARG_CLOSE, followers=(ARG_OPEN, CALL_CLOSE), at_end_of_output=True)
 
 _TYPES = {"string", "number", "integer", "boolean", "null", "object", "array"}
 _XTML_TYPE = {"integer": "number"}  # the encoder writes every number as `number`
@@ -92,10 +111,12 @@ class KimiXtmlStream(XmlBlockStream):
     json_close = JSON_CLOSE
 
     def __init__(
-        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = PLAIN_THINK
+        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = THINK_PAIRS
     ) -> None:
         super().__init__(tools, id_factory, None, [VALUE_END])
-        self._content = OutsideCalls(self._text, [TOOLS_OPEN, THINK_OPEN, *CHANNEL_MARKERS], think_markers)
+        pairs = [] if not think_markers else [think_markers] if isinstance(think_markers[0], str) else think_markers
+        plain = [pair for pair in pairs if tuple(pair) != (THINK_OPEN, THINK_CLOSE)]  # the channel is read below
+        self._content = OutsideCalls(self._text, [TOOLS_OPEN, THINK_OPEN, *CHANNEL_MARKERS], plain)
         self._reasoning = OutsideCalls(self._text, [THINK_CLOSE], None)  # text (never a call) up to its close
         self._outside = self._content  # the channel being read
         self._attrs = AttributesReader(SEP, self.limits)
@@ -127,7 +148,10 @@ class KimiXtmlStream(XmlBlockStream):
         elif "key" not in values:
             raise NotACall("an argument without a key attribute", at)
         else:
-            self._open_argument(values["key"], values.get("type"))
+            try:
+                self._open_argument(values["key"], values.get("type"))
+            except NotACall as err:  # the call's size bound: the tag's text is kept, read on after it
+                raise NotACall(str(err), at) from None
         return at
 
     # -- a call's arguments as one JSON object: its `json` element -------------------------------
@@ -214,7 +238,8 @@ def _argument(key_begin: str, schema: Any, loose: bool) -> Element:
         if kind == "string":
             content = _string(schema, loose or not single)
         else:
-            content = json_value(schema if single and not loose else {"type": kind})
+            shown = schema if single and not loose else {"type": kind}
+            content = finite_number(shown) or json_value(shown)
         tags.append(tag(f'{key_begin}" type="{_XTML_TYPE.get(kind, kind)}"{SEP}', content, ARG_CLOSE))
     return one_of(tags)
 
@@ -283,6 +308,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=_writes_name,
+    writes_value=lambda value: not ends_inside([VALUE_END], raw_value(value), ARG_CLOSE),  # no escaping (docstring)
     typed_values=True,
     vllm_names=("kimi_k3",),
     sglang_names=("kimi_k3",),

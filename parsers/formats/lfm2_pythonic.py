@@ -14,9 +14,29 @@ with START = `<|tool_call_start|>` and END = `<|tool_call_end|>`, special tokens
 START: a bare `[f(x=1)]` in the text, at a line start or not, is text here (LFM2 always opens its
 calls with the token). After START any name counts, declared or not. Everything from the `[` to its
 `]` is `llama_pythonic`'s machine (`LlamaPythonicStream` with these tags), so the literals, a call
-that is text while the others count (a positional argument, a set, `b'..'`, a number Python refuses
-such as `07`, an invalid escape), a list that breaks, and the end of the output inside a list are as
-that format's section says, word for word; JSON's `true` / `false` / `null` read as Python's.
+that is text while the others count (a positional argument, `b'..'`, an expression, an invalid
+escape), a list that breaks, and the end of the output inside a list are as that format's section
+says, word for word; JSON's `true` / `false` / `null` read as Python's.
+
+Three things LFM2 writes that Python refuses are read here (vLLM's `lfm2` reads them too, in its own
+tests), where the reading is unambiguous, so the call a model meant is not lost:
+
+- A set, `tags={'urgent', 'bug'}`: a JSON array of its items in the order written (JSON has no
+  set); `{}` stays the empty dict, and braces that mix a set's items with a dict's pairs are no
+  literal (that call is text).
+- A decimal integer with leading zeros, `month=07`: the integer 7, as a model that writes a number
+  unquoted means a number; where the tool's schema for the argument admits a string and no number,
+  the digits as written (`code=007` is "007"), as the schema says text was meant. Inside a list or a
+  dict such a number is the integer (no schema is looked up there).
+- A quote inside a single-quoted string, unescaped, as LFM2.5's template writes strings:
+  `command='sed -n '360,450p' f.py'`. A `'` ends the string only where what follows it (after
+  whitespace) may follow a value: `,` `)` `]` `}` `:` or a quote; elsewhere it is the string's own
+  character. Where it may follow a value the quote ends the string, as Python reads it; and a call
+  whose string took a quote as its own stands only once the list goes on after it (`,` or `]`), so
+  a misread never gives a call with a cut value: in vLLM's nested `python -c` case
+  (`mul_symbol='\\,'))"'`) the quote before `))` ends the string, the list cannot go on at the
+  second `)`, and the call is text (which quote the model meant is a guess there; vLLM requotes).
+  Double-quoted strings are Python's (the templates escape them).
 
 END is optional: a list closed by its `]` is read whether END follows or not (the model may stop
 there). What is not a list after START (`[]`, `[1, 2]`, JSON objects, a call without its `[`) is
@@ -33,6 +53,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ..core.python_literals import Spelling
 from .llama_pythonic import LlamaPythonicStream, call_writer, tagged_constraints, writes_name
 from .spec import Format
 
@@ -46,6 +67,8 @@ class Lfm2PythonicStream(LlamaPythonicStream):
     format_name = "lfm2_pythonic"
     bare_lists = False
     tags: ClassVar[dict[str, str]] = {START: END}
+    python_spelling: ClassVar[Spelling] = Spelling(sets=True, leading_zeros=True, loose_quotes=True)
+    """What LFM2 writes that Python refuses (see the module docstring), read by `core.python_calls`."""
 
 
 write = call_writer(START, END)

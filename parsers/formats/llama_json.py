@@ -228,10 +228,9 @@ def _regex_text(text: str) -> str:
     return "".join(f"\\{c}" if c in '\\^$.|?*+()[]{}-"' else c for c in text)
 
 
-_NOT_A_CALL = "|".join(
+_NOT_AN_OBJECT_CALL = "|".join(
     [
         _WS + "\\}",  # {}
-        "[ \\t]*\\{" + _REST,  # {{ on one line: the second brace is mid-line
         _WS + '[^"\\s{}]' + _REST,  # the first key is not a string
         _WS + '"(' + "[^nt}\\n]" + _REST + "|n" + _not_starting('ame"') + "|t" + _not_starting('ype"') + ")",
         _WS
@@ -248,8 +247,10 @@ _NOT_A_CALL = "|".join(
         + "))",
     ]
 )
+_NOT_A_CALL = f"{_NOT_AN_OBJECT_CALL}|[ \\t]*\\{{({_NOT_AN_OBJECT_CALL})"
 """What may follow a `{` that the parser reads as no call: an object whose first key is not `name`
-(nor `type` with the value `function`), or no object at all."""
+(nor `type` with the value `function`), or no object at all; `{{` on one line (Jinja in prose) as
+long as the second brace opens no call either (the parser reads a call to a declared tool mid-line)."""
 
 
 def _call_after_brace(request: ConstraintRequest, name: str) -> Element:

@@ -7,7 +7,7 @@ Grammar, as every machine of the family reads it::
     output  := (text | think | block)*
     think   := THINK_OPEN text THINK_CLOSE               # everything inside is text, never a call
     block   := START ws value (ws [","] ws value)* ws [END]   # END may be missing once a value completed
-    value   := "[" call ("," call)* "]"                  # an empty list is not a call
+    value   := "[" call ([","] call)* "]"                # an empty list is not a call
              | call                                      # only where the format takes a lone object
     call    := a JSON object in the format's `CallShape`
 
@@ -21,7 +21,9 @@ list may follow a closing one; a list anywhere else is text. The rest is
 `hermes_json`'s, word for word: the block ends where its JSON value ends, so END or START inside a
 string is data; a block whose JSON breaks is text from its START up to the break (up to the end of
 the string that broke it), and scanning goes on there; a block the output cuts off is text;
-arguments given as a JSON string holding an object are decoded; `null` or none is `{}`.
+arguments given as a JSON string holding an object are decoded; `null` or none is `{}`; a comma
+dropped between two call objects of a list is read as if written (`core.json_calls`: both calls,
+never the first with the rest of its list as text).
 
 This module is the family's configuration point: `MarkedJsonStream` (class attributes
 `start_markers`, `end_marker`, `shape` and `list_at_start`; a format with other reasoning markers
@@ -141,6 +143,12 @@ def array_writer(start: str, end: str, call_object: CallObject) -> Writer:
 
 CallTags = Callable[[ConstraintRequest, list[str]], list[Element]]
 """The structural tags of one call to each of `names`, as the writer writes a call."""
+
+
+NEXT_CALL_OBJECT = ('"name"', None)
+"""For `Format.other_openers` of a format whose block reads more call objects after a call without
+an opener of their own (no closing marker, or one the model may drop): strict `auto` keeps the key
+`"name"` out of free text, so no call object can follow a held call unheld."""
 
 
 def array_constraints(start: str, end: str, call_tags: CallTags) -> tuple[Constraint, Constraint]:

@@ -50,7 +50,7 @@ FUNCTION_OPEN, FUNCTION_CLOSE = FUNCTION_OPENS[0], "</function>"
 PARAM_OPEN, PARAM_CLOSE = PARAM_OPENS[0], "</param>"
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 TAGS = XmlBlockTags(FUNCTION_OPEN, FUNCTION_CLOSE, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, call_word="function")
-VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<param", FUNCTION_CLOSE))
+VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<param", FUNCTION_CLOSE), at_end_of_output=True)
 CDATA_END = ValueEnd(CDATA_CLOSE, followers=(PARAM_CLOSE,))
 """CDATA ends at `]]>` followed (after whitespace) by the parameter's close."""
 
@@ -194,6 +194,7 @@ FORMAT = Format(
     write,
     markers=(*FUNCTION_OPENS, FUNCTION_CLOSE, *PARAM_OPENS, PARAM_CLOSE, CDATA_OPEN, CDATA_CLOSE),
     required=required_constraint,
+    other_openers=tuple((spelling, None) for spelling in FUNCTION_OPENS[1:]),  # byte-level spellings
     auto=auto_constraint,
     writes_name=_writes_name,
     writes_value=_writes_value,

@@ -184,12 +184,20 @@ def _writes_name(name: str) -> bool:
 
 
 _KEY = re.compile(r"[A-Za-z_][\w.-]*")
+_CLOSE_THEN_NS = re.compile(f"{re.escape(NS)}</[^<>]*>\\s*{re.escape(NS)}")
 
 
 def _writes_value(value: Any, top: bool = True) -> bool:
     """What `write` writes so that it reads back equal under a schema of the top-level type only:
     no None (left out), keys that are element names and not `item` (an array's), no empty nested
-    mapping or list (an empty element), nested strings that the untyped guess keeps strings."""
+    mapping or list (an empty element), nested strings that the untyped guess keeps strings, and no
+    string that holds markup that ends it (the values have no escaping): the invoke's close or the
+    block's end, or a close tag followed by NS, which closes the element where the tag is its own
+    (any close tag here: the element's key is not known to this check)."""
+    if isinstance(value, str) and (
+        INVOKE_CLOSE in value or END in value or _CLOSE_THEN_NS.search(value + NS) is not None
+    ):
+        return False
     if value is None:
         return False
     if isinstance(value, dict):

@@ -22,8 +22,10 @@ Values are typed by the request's tool schema (`core.typed_values`; `qwen_xml` t
 the same way):
 
 - `string` keeps the text verbatim, whitespace included: `02134` and `true` stay strings. When a
-  schema admits a string and other types (`["string", "null"]`, `anyOf`), the string wins, except
-  that the exact text `null` is null where null is admitted.
+  schema admits a string and other types (`["string", "integer"]`, `anyOf`), a value that is
+  another member's JSON spelling is that member (`42` an integer, `{"a": 1}` an object, `null`
+  null), as vLLM's and other engines' parsers read it; any other text is the string, verbatim
+  (`02134` too: JSON's spelling only).
 - `integer`: `5`, `5.0` -> 5; `number`: `3.5`, `1e3`; `boolean`: `true` / `false` in any case;
   `null`: `null`; `object` / `array`: JSON of that kind, with nested strings typed by the nested
   `properties` / `items`. Whitespace around these is ignored.
@@ -61,13 +63,13 @@ text is at most a partial tag or a name. The block machine around the tags is sh
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
-from ..core.xml_parameters import ValueEnd
+from ..core.xml_parameters import ValueEnd, ends_inside
 from .grammar import Element, const, json_value, repeated, sequence, structural, tag, triggered
 from .spec import Call, Constraint, ConstraintRequest, Format, Writer
 from .xml_blocks import FIRST_FORMAT_STATE, XmlBlockStream, XmlBlockTags, raw_value
@@ -76,7 +78,7 @@ START, END = "<minimax:tool_call>", "</minimax:tool_call>"
 INVOKE_OPEN, INVOKE_CLOSE = "<invoke name=", "</invoke>"
 PARAM_OPEN, PARAM_CLOSE = "<parameter name=", "</parameter>"
 TAGS = XmlBlockTags(START, END, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, call_word="invoke")
-VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<parameter", INVOKE_CLOSE))
+VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<parameter", INVOKE_CLOSE), at_end_of_output=True)
 """A `</parameter>` ends a value when the next parameter or the invoke's end follows (after whitespace)."""
 
 _BARE_NAME_END = re.compile("[<>]")
@@ -197,6 +199,18 @@ def writes_name(name: str) -> bool:
     return '"' not in name
 
 
+def writable_values(ends: Sequence[ValueEnd], close: str) -> Callable[[Any], bool]:
+    """The values a writer that writes each value verbatim before `close` (this format's, and those
+    of `dots_xml`, `step3_xml`, `muse_atem`) writes so that they read back: none whose raw text holds
+    a value's close followed (after whitespace) by what makes it end the value (the one text a value
+    cannot hold, the module docstring says), since the format has no escaping."""
+
+    def readable(value: Any) -> bool:
+        return not ends_inside(ends, raw_value(value), close)
+
+    return readable
+
+
 FORMAT = Format(
     "minimax_xml",
     '<minimax:tool_call><invoke name="f"><parameter name="p">v</parameter></invoke></minimax:tool_call>',
@@ -207,6 +221,7 @@ FORMAT = Format(
     auto=auto_constraint,
     vllm_tag_model="minimax",
     writes_name=writes_name,
+    writes_value=writable_values((VALUE_END,), PARAM_CLOSE),
     typed_values=True,
     vllm_names=("minimax_m2",),
     sglang_names=("minimax-m2",),

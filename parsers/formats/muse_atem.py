@@ -46,9 +46,9 @@ from ..core.ids import IdFactory
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.xml_parameters import ValueEnd
-from .channel_messages import HeaderReader, calls_after_prompt
+from .channel_messages import BARE_TRIGGER, HeaderReader, bare_calls, calls_after_prompt
 from .grammar import Element, const, sequence, structural, tag, triggered
-from .minimax_xml import MiniMaxXmlStream, writes_name
+from .minimax_xml import MiniMaxXmlStream, writable_values, writes_name
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import FIRST_FORMAT_STATE, TEXT, XmlBlockTags, named_parameters, raw_value
 
@@ -58,7 +58,7 @@ BLOCK_OPEN, BLOCK_CLOSE = "<atem:function_calls>", "</atem:function_calls>"
 INVOKE_OPEN, INVOKE_CLOSE = "<atem:invoke name=", "</atem:invoke>"
 PARAM_OPEN, PARAM_CLOSE = "<atem:parameter name=", "</atem:parameter>"
 TAGS = XmlBlockTags(BLOCK_OPEN, BLOCK_CLOSE, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, call_word="invoke")
-VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<atem:parameter", INVOKE_CLOSE))
+VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<atem:parameter", INVOKE_CLOSE), at_end_of_output=True)
 PLAIN_THINK = ("<think>", "</think>")
 """Reasoning written as plain text, read as every format reads it: text, never a call (Muse
 Glimmer reasons in messages to `self`)."""
@@ -261,7 +261,8 @@ def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
         tag(f"{START}assistant{head}{MESSAGE}", {"type": "any_text"}, [EOM, EOT, ""])
         for head in ("", " to=self", " to=user")
     ]
-    return triggered(request, [START], [*messages, *others])
+    bare = bare_calls([_message(request, name, " ") for name in names])
+    return triggered(request, [START, BARE_TRIGGER], [*messages, *others, *bare])
 
 
 def _writes_name(name: str) -> bool:
@@ -281,6 +282,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=_writes_name,
+    writes_value=writable_values((VALUE_END,), PARAM_CLOSE),
     typed_values=True,
     vllm_names=("muse_glimmer",),
     sglang_names=("muse",),

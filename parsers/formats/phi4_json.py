@@ -26,7 +26,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.json_calls import CallShape
-from .marked_json import MarkedJsonStream, array_constraints, array_writer, headed_calls, name_arguments_begin
+from .marked_json import (
+    NEXT_CALL_OBJECT,
+    MarkedJsonStream,
+    array_constraints,
+    array_writer,
+    headed_calls,
+    name_arguments_begin,
+)
 from .spec import CallTag, Format
 
 MARKER = "functools"
@@ -57,6 +64,7 @@ FORMAT = Format(
     markers=(MARKER,),
     required=required_constraint,
     auto=auto_constraint,
+    other_openers=(NEXT_CALL_OBJECT,),
     call_tag=CallTag(MARKER + '[{{"name": "{name}", "arguments": ', "}]", MARKER),
     vllm_names=("phi4_mini_json",),
     models="Microsoft Phi-4-mini",

@@ -82,14 +82,14 @@ is at most a partial tag, a name, or one newline.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
-from ..core.xml_parameters import ValueEnd
-from .grammar import Element, json_value, repeated, structural, tag, triggered
+from ..core.xml_parameters import ValueEnd, ends_inside
+from .grammar import Element, const, declared_arguments, regex, repeated, sequence, structural, tag, triggered
 from .spec import Call, Constraint, ConstraintRequest, Format, Writer
 from .xml_blocks import XmlBlockStream, XmlBlockTags, raw_value
 
@@ -99,18 +99,21 @@ PARAM_OPEN, PARAM_CLOSE = "<parameter=", "</parameter>"
 TAGS = XmlBlockTags(START, END, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, call_word="function")
 
 
-def value_ends(tags: XmlBlockTags) -> tuple[ValueEnd, ...]:
+def value_ends(tags: XmlBlockTags, *, inline: bool = False) -> tuple[ValueEnd, ...]:
     """What ends a value (see the module docstring) inside blocks of `tags`; `core.xml_parameters`
-    applies them."""
+    applies them. `inline`: values are written right between their tags, with no framing newlines,
+    so only an end that stands for a dropped `</parameter>` takes the line break before it (the one
+    the template writes after that tag)."""
     return (
         ValueEnd(PARAM_CLOSE[:-1], followers=(PARAM_OPEN, FUNCTION_CLOSE), drift=True),
-        ValueEnd(FUNCTION_CLOSE, followers=(tags.end, tags.start, FUNCTION_OPEN), at_end_of_output=True),
-        ValueEnd(PARAM_OPEN, line_start=True, kept=0),
+        ValueEnd(
+            FUNCTION_CLOSE, followers=(tags.end, tags.start, FUNCTION_OPEN), at_end_of_output=True, after_break=inline
+        ),
+        ValueEnd(PARAM_OPEN, line_start=True, kept=0, after_break=inline),
     )
 
 
 _NAME_END = re.compile("[<>\n]")
-_BREAK_CHARS = ("\n", "\r")
 
 
 class QwenXmlStream(XmlBlockStream):
@@ -120,6 +123,8 @@ class QwenXmlStream(XmlBlockStream):
     format_name = "qwen_xml"
     tags = TAGS
     parameter_ends = value_ends(TAGS)
+    framing_newlines = True
+    """One line break after a parameter's tag and one before its end are markup (the template's)."""
     bare_calls = True
 
     def __init__(
@@ -130,7 +135,12 @@ class QwenXmlStream(XmlBlockStream):
         think_markers: ThinkMarkers = ("<think>", "</think>"),
     ) -> None:
         super().__init__(
-            tools, id_factory, think_markers, self.parameter_ends, framing_newlines=True, python_values=True
+            tools,
+            id_factory,
+            think_markers,
+            self.parameter_ends,
+            framing_newlines=self.framing_newlines,
+            python_values=True,
         )
 
     def _scan_name(self, text: str, pos: int) -> int | None:
@@ -154,14 +164,12 @@ class QwenXmlStream(XmlBlockStream):
 
 def block_writer(tags: XmlBlockTags, *, inline: bool = False) -> Writer:
     """Calls -> one block of `tags` per call, a newline between, each value verbatim between its
-    parameter's tags: on its own lines, or (`inline`) right between them, framed by line breaks only
-    where the value begins or ends with a line break's character (one line break each side is
-    markup)."""
+    parameter's tags: on its own lines (a line break each side, which is markup), or (`inline`)
+    right between them."""
 
     def framed(value: Any) -> str:
         raw = raw_value(value)
-        bare = inline and raw[:1] not in _BREAK_CHARS and raw[-1:] not in _BREAK_CHARS
-        return raw if bare else f"\n{raw}\n"
+        return raw if inline else f"\n{raw}\n"
 
     def write(calls: Sequence[Call]) -> str:
         blocks = []
@@ -177,20 +185,36 @@ write = block_writer(TAGS)
 """Values on their own lines, as Qwen3-Coder's template writes them."""
 
 
-def block_constraints(tags: XmlBlockTags) -> tuple[Constraint, Constraint]:
-    """The `required` and strict `auto` constraints for blocks of `tags`.
+def block_constraints(tags: XmlBlockTags, *, inline: bool = False) -> tuple[Constraint, Constraint]:
+    """The `required` and strict `auto` constraints for blocks of `tags`, written as `block_writer`
+    writes them (`inline` alike).
 
     `required`: one or more blocks (one call each, a newline between) that end the output, at most
     one if `single`. Strict `auto`: free text, where each block's start tag opens a call that
-    follows its tool's schema; the trigger is the start tag alone, since the parser reads a function
-    after it whatever whitespace comes between, so every spelling it reads as a call is
-    constrained. One tag per tool: its block as the template writes it, the parameters as
-    xgrammar's `qwen_xml` style renders a JSON schema."""
+    follows its tool's schema. One tag per tool: its block, a pinned tool's declared parameters in
+    order (`declared_arguments`), a raw value any text that holds none of what ends a value for the
+    parser (a `</parameter` close, a parameter's open, a function's close): xgrammar's
+    `qwen_xml` style ends a value at its close alone, so a value could hold a parameter the parser
+    reads as the next one, unchecked."""
+    frame = "" if inline else "\n"
+    text: Element = {"type": "any_text", "excludes": [PARAM_CLOSE[:-1], PARAM_OPEN, FUNCTION_CLOSE]}
+    close = f"{frame}{PARAM_CLOSE}\n"
+    other = sequence(const(PARAM_OPEN), regex(r"[^<>\n]+"), tag(">" + frame, text, close))
+
+    def declared(key: str, value: Element) -> Element:
+        return tag(f"{PARAM_OPEN}{key}>{frame}", value, close)
 
     def function_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
-        end = f"\n{FUNCTION_CLOSE}\n{tags.end}"
+        end = f"{FUNCTION_CLOSE}\n{tags.end}"
         begin = f"{tags.start}\n{FUNCTION_OPEN}"
-        return [tag(f"{begin}{name}>\n", json_value(request.parameters(name), "qwen_xml"), end) for name in names]
+        return [
+            tag(
+                f"{begin}{name}>\n",
+                declared_arguments(request.parameters(name), request.pins(name), declared, other, text),
+                end,
+            )
+            for name in names
+        ]
 
     def required(request: ConstraintRequest) -> dict[str, Any]:
         return structural(repeated(request, function_tags(request, request.names), "\n"))
@@ -210,6 +234,20 @@ def may_hold_bare_call(text: str) -> bool:
     return FUNCTION_OPEN in text
 
 
+def writable_values(tags: XmlBlockTags, *, inline: bool = False) -> Callable[[Any], bool]:
+    """The values `block_writer(tags, inline=inline)` writes so that they read back: none whose raw
+    text ends the value where it stands (the module docstring: a line that starts with
+    `<parameter=`, `</parameter>` + whitespace + `<parameter=` or `</function>`, `</function>` +
+    whitespace + a block tag), since the format has no escaping."""
+    ends = value_ends(tags, inline=inline)
+    after = PARAM_CLOSE if inline else "\n" + PARAM_CLOSE
+
+    def readable(value: Any) -> bool:
+        return not ends_inside(ends, raw_value(value), after, line_start=not inline)
+
+    return readable
+
+
 def writes_name(name: str) -> bool:
     """`<function=NAME>`: read up to `<`, `>` or a line break, and stripped."""
     return _NAME_END.search(name) is None and name == name.strip()
@@ -224,7 +262,9 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=writes_name,
+    writes_value=writable_values(TAGS),
     needs_declared_tools=may_hold_bare_call,
+    other_openers=((FUNCTION_OPEN, None),),  # a bare call to a declared tool: strict writes the block
     typed_values=True,
     vllm_names=("qwen3_coder", "qwen3_xml", "mimo", "step3p5"),
     sglang_names=("qwen3_coder", "mimo", "step3p5", "nanbeige"),

@@ -7,15 +7,22 @@ Grammar, as this machine reads it::
     think     := "<seed:think>" text "</seed:think>"     # everything inside is text, never a call
     block     := START ws (function ws)* [END]           # END may be missing after complete functions
     function  := "<function=" NAME ">" ws (parameter ws)* "</function>"
-    parameter := "<parameter=" NAME ">" ["\\n"] VALUE ["\\n"] [PARAM_CLOSE]
+    parameter := "<parameter=" NAME ">" VALUE [PARAM_CLOSE]
 
 with START = `<seed:tool_call>`, END = `</seed:tool_call>` (single tokens of Seed-OSS's tokenizer,
 added but not special, so decoding keeps them either way) and PARAM_CLOSE = `</parameter>`.
 Everything between START and END is `qwen_xml`'s: the same machine (`QwenXmlStream` with these
-tags), so NAME, VALUE, what ends a value, a dropped `</parameter>` or `</function>`, the typing of
+tags), so NAME, what ends a value, a dropped `</parameter>` or `</function>`, the typing of
 values by the tool's schema and every error case are as that format's section says, word for word.
-The one difference in what the model writes: Seed's template puts a value right between its tags
-(`<parameter=city>Paris</parameter>`), where Qwen's puts it on its own lines; both read the same.
+The one difference: Seed's template puts a value right between its tags
+(`<parameter=city>Paris</parameter>`), where Qwen's puts it on its own lines, so here no line break
+around a value is markup and VALUE is every character between the tags: a code edit whose
+`newString` ends with a newline keeps it (a user's file is data; taking Qwen's framing off would
+cut it). The one line break taken off is the one before an end that stands for a dropped
+`</parameter>` (`x\\n<parameter=` at a line start, `x\\n</function>`): the break Seed's template
+writes after that tag. So a value cannot hold what `qwen_xml`'s cannot (a line that starts with
+`<parameter=`, `</parameter>` + whitespace + `<parameter=` or `</function>`, `</function>` +
+whitespace + a block tag); `writes_value` refuses those.
 
 Reasoning: `<seed:think>..</seed:think>` (with the `<seed:cot_budget_reflect>` notes Seed writes
 inside it) is text to this parser, so a block the model writes while thinking (Seed often quotes
@@ -44,6 +51,7 @@ from .qwen_xml import (
     block_constraints,
     block_writer,
     value_ends,
+    writable_values,
     writes_name,
 )
 from .spec import Format
@@ -60,7 +68,8 @@ class SeedXmlStream(QwenXmlStream):
 
     format_name = "seed_xml"
     tags = TAGS
-    parameter_ends = value_ends(TAGS)
+    parameter_ends = value_ends(TAGS, inline=True)
+    framing_newlines = False  # Seed's template writes a value right between its tags: all of it is data
     bare_calls = False  # Seed's block is `<seed:tool_call>`: a `<function=` outside it stays text
 
     def __init__(
@@ -72,7 +81,7 @@ class SeedXmlStream(QwenXmlStream):
 write = block_writer(TAGS, inline=True)
 """Each value right between its tags, as Seed-OSS's template writes it."""
 
-required_constraint, auto_constraint = block_constraints(TAGS)
+required_constraint, auto_constraint = block_constraints(TAGS, inline=True)
 
 FORMAT = Format(
     "seed_xml",
@@ -84,6 +93,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=writes_name,
+    writes_value=writable_values(TAGS, inline=True),
     typed_values=True,
     vllm_names=("seed_oss",),
     models="ByteDance Seed-OSS",

@@ -24,6 +24,7 @@ from ..core.logs import logs_silenced
 from ..core.reasoning import CallReading, ReasoningSplit
 from ..core.stream import FormatStream, shorten
 from ..core.tokens import Vocabulary
+from .grammar import ended, held_free_text
 
 logger = logging.getLogger("toolcall_parsers")
 
@@ -126,6 +127,12 @@ class Format:
       `analysis` channel), which the format machine reads as text with its markup.
     - `think_label`: a label the models write at the start of a think block, which is markup, not
       reasoning (Gemma 4's `<|channel>thought\n`); our reasoning parsers drop it.
+    - `other_openers`: spellings the parser also reads as the start of a call, besides the triggers
+      of its strict `auto` constraint: `(spelling, trigger)` where the models write it for that
+      trigger (strict `auto` offers the trigger's calls in that spelling too), `(spelling, None)`
+      where they do not aim to (a byte-level or spaced variant; strict `auto` keeps it out of free
+      text). Every spelling is held, so a strict request never reads a call its grammar left free
+      (`grammar.held_free_text`, checked by walking the compiled grammar in the tests).
     """
 
     name: str
@@ -150,6 +157,7 @@ class Format:
     reasoning_openers: tuple[str, ...] | None = None
     think_blocks: bool = True
     think_label: str = ""
+    other_openers: tuple[tuple[str, str | None], ...] = ()
 
     def stream(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any
@@ -182,6 +190,13 @@ class Format:
         if not markers:
             return (("<think>", "</think>"),)
         return (markers,) if isinstance(markers[0], str) else tuple(markers)
+
+    @property
+    def text_think_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The think pairs the format's stream reads as text wherever they stand (none where it
+        reads no think blocks)."""
+        default = inspect.signature(self.stream_class).parameters.get("think_markers")
+        return self.think_pairs if default is not None and default.default else ()
 
     @property
     def call_openers(self) -> tuple[str, ...]:
@@ -232,7 +247,12 @@ class Format:
         if build is None:
             return None
         writable = self.writable(request)
-        return build(writable) if writable is not None else None
+        if writable is None:
+            return None
+        constraint = build(writable)
+        if constraint is None:
+            return None
+        return held_free_text(constraint, self.text_think_pairs, self.other_openers) if auto else ended(constraint)
 
     def writable(self, request: ConstraintRequest) -> ConstraintRequest | None:
         """`request` without the tools whose names this format cannot write; None if that leaves no

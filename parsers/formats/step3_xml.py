@@ -41,7 +41,7 @@ from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd
 from .grammar import Element, const, repeated, sequence, structural, tag, triggered
-from .minimax_xml import MiniMaxXmlStream, writes_name
+from .minimax_xml import MiniMaxXmlStream, writable_values, writes_name
 from .spec import Call, ConstraintRequest, Format
 from .xml_blocks import FIRST_FORMAT_STATE, NAME, XmlBlockTags, named_parameters, raw_value
 
@@ -51,7 +51,7 @@ INVOKE_OPEN, INVOKE_CLOSE = "<steptml:invoke name=", "</steptml:invoke>"
 PARAM_OPEN, PARAM_CLOSE = "<steptml:parameter name=", "</steptml:parameter>"
 TYPE = "function"
 TAGS = XmlBlockTags(START, END, CALL_BEGIN, CALL_END, PARAM_OPEN, call_word="call")
-VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<steptml:parameter", INVOKE_CLOSE, CALL_END))
+VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<steptml:parameter", INVOKE_CLOSE, CALL_END), at_end_of_output=True)
 """A `</steptml:parameter>` ends a value before the next parameter or the invoke's close; before
 CALL_END too, where the model dropped `</steptml:invoke>` (the call then breaks there)."""
 
@@ -197,6 +197,7 @@ FORMAT = Format(
     required=required_constraint,
     auto=auto_constraint,
     writes_name=writes_name,
+    writes_value=writable_values((VALUE_END,), PARAM_CLOSE),
     typed_values=True,
     vllm_names=("step3",),
     sglang_names=("step3",),

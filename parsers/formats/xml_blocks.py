@@ -13,8 +13,17 @@ passes each complete name to `_named`. The rules both follow, written once here:
 the grammar, is refused at its name or passes the size bound of its arguments is text up to its
 CALL_CLOSE (the `SKIP` state), or up to a CALL_OPEN written before that (the model opened the call
 again: prose naming the tag, then the real call), and the other calls still count; a block that never holds a call,
-and a call cut off by the end of the output, are text; whitespace between tags is consumed as
+and a call cut off by the end of the output inside its payload, are text; whitespace between tags is consumed as
 markup as it arrives, so what waits for more text is at most a partial tag or a name.
+
+A call the end of the output cuts off after its payload is complete is a call, as `hermes_json`'s
+complete JSON without its `</tool_call>` is: where the format's value close accepts the end of the
+output (`ValueEnd.at_end_of_output`), the output ending after an argument's close (and whitespace)
+ends the call, and so does the output ending after a JSON body and the tags that close it before
+CALL_CLOSE; CALL_CLOSE (and END) may be missing or cut part-way, the cut part being text. A call cut
+inside a value, inside a tag, before its name is complete or before any argument is text: nothing
+says the model wrote what it meant to (a max_tokens stop cuts anywhere; a stop token the engine
+drops, or a model that forgets its close, only after a complete payload).
 
 A format may also read a call written without its block (`bare_calls`: Qwen3-Coder sometimes drops
 `<tool_call>`): CALL_OPEN in the text outside blocks opens a block that had no START, whose calls
@@ -363,8 +372,8 @@ class XmlBlockStream(FormatStream):
         return m.end()
 
     def _close(self) -> None:
-        if self._state == VALUE and not self._buf:
-            self._close_value_at_end()
+        if self._only_close_missing(self._buf):
+            self._complete_at_end()
         if self._state in (TEXT, SKIP) or (self._state == BLOCK and self._block_calls > 0):
             self._text(self._pending_text() + self._buf)
         else:  # inside a call (any of its states), or a block without one
@@ -372,14 +381,27 @@ class XmlBlockStream(FormatStream):
         self._raw = []
         self._buf = ""
 
-    def _close_value_at_end(self) -> None:
-        """The output ends right after a tag whose value end accepts the end of the output (qwen's
-        `</function>` with its `</parameter>` dropped): the call is complete."""
+    def _only_close_missing(self, held: str) -> bool:
+        """Whether what the output ends with, unread, is nothing or a cut CALL_CLOSE (or END)."""
+        return not held or self.tags.call_close.startswith(held) or self.tags.end.startswith(held)
+
+    def _complete_at_end(self) -> None:
+        """The output ends where the call's payload is complete (see the module docstring): after a
+        tag whose value end accepts the end of the output (an argument's close; qwen's `</function>`
+        with its `</parameter>` dropped), after a complete argument, or after a JSON body and its
+        tags before CALL_CLOSE. The call is complete."""
         try:
-            end, value = self._value.end_of_output()
-            if end is not None:
-                self._value_ended(end, value)
-        except NotACall as err:
+            if self._state == VALUE:
+                end, value = self._value.end_of_output()
+                if end is not None:
+                    self._value_ended(end, value)
+            if self._state == CALL and self._arguments:
+                self._end_call_element()
+            elif self._state == JSON_END and self._json_closes == [self.tags.call_close]:
+                assert self._json is not None
+                arguments, self._json = self._json.arguments, None
+                self._call_ended(arguments)
+        except NotACall as err:  # the arguments' size bound
             self._reject(f"not a valid tool call ({err})", self._pending_text())
             self._raw = []
             self._state = SKIP

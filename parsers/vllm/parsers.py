@@ -39,6 +39,18 @@ class MistralJsonToolParser(FormatToolParser):
         vocab = vocabulary(tokenizer)
         self._marker_id = vocab.token_id(MARKER) if vocab is not None else None
 
+    def adjust_request(self, request: Any) -> Any:
+        """As every format's, except the special-token switch under vLLM's own Mistral tokenizer
+        (mistral-common): its decoding keeps `[TOOL_CALLS]`, `[ARGS]`, `[THINK]` and `[/THINK]`
+        while it skips special tokens, and only that path puts a character split over byte tokens
+        (an emoji) back together; turned off, it shows such characters as U+FFFD. So the request's
+        own setting stays, as vLLM's `mistral` parser leaves it."""
+        skip = request.skip_special_tokens
+        request = super().adjust_request(request)
+        if _is_mistral_common(self.model_tokenizer):
+            request.skip_special_tokens = skip
+        return request
+
     def _new_stream(self, streaming: bool) -> FormatStream:
         # Token ids reach only the streaming path; a finished response is read by its text alone.
         return MistralJsonStream(self.tools, marker_is_token=streaming and self._marker_id is not None)
@@ -71,6 +83,15 @@ class MistralJsonToolParser(FormatToolParser):
                 ordinals.append(typed + len(ordinals))
                 run_start = i + 1
         return [found[n] for n in ordinals if n < len(found)]
+
+
+def _is_mistral_common(tokenizer: Any) -> bool:
+    """Whether `tokenizer` is vLLM's wrapper of a mistral-common tokenizer (`--tokenizer-mode mistral`)."""
+    try:
+        from vllm.tokenizers.mistral import MistralTokenizer
+    except ImportError:  # a vLLM without it
+        return False
+    return isinstance(tokenizer, MistralTokenizer)
 
 
 _HAND_WRITTEN: dict[str, type[FormatToolParser]] = {"mistral_json": MistralJsonToolParser}

@@ -24,6 +24,15 @@ Facts of vLLM 0.32 it relies on:
   split the same way. `is_reasoning_end` of a prompt (which vLLM asks to decide whether reasoning
   runs at all, and when decoding constraints start) is True only for a prompt that ends with a
   closed block.
+- Structured outputs (`required`, a named tool, strict `auto`, a JSON schema) start constraining
+  where `is_reasoning_end_streaming` says reasoning ended. vLLM's engine core builds a reasoning
+  parser of its own per request (`v1/structured_output`) and asks it at every decode step, with
+  all the request's token ids and the step's new ones (accepted tokens, or a speculative step's
+  drafts, asked again with the last ones popped). Ours runs the same split on the accepted
+  tokens (decoded as they come) and says True only for a step at whose tokens the split ends
+  the block: a closer that it keeps inside a held call's value, or that comes where no block
+  opened, starts no constraint early, so the gate and the response agree on where the answer
+  starts.
 """
 
 from __future__ import annotations
@@ -41,6 +50,10 @@ from .served_template import server_chat_template
 
 _TAIL_TOKENS = 16
 """How many of a prompt's last tokens are decoded to see whether it ends with a closed block."""
+
+_CONTEXT_TOKENS = 4
+"""How many accepted tokens are decoded before new ones (a tokenizer may spell a token differently
+at the start of a text), and how many a character split across tokens may take."""
 
 
 def _calls(fmt: Format, request: Any) -> CallReading | bool:
@@ -69,6 +82,18 @@ class FormatReasoningParser(ReasoningParser):
         self._closer_ids = frozenset(i for i in closers if i is not None)
         self._split: ReasoningSplit | None = None
         self._request: Any = None
+        # The decoding constraint's gate (`is_reasoning_end_streaming`), on the engine core's own
+        # instance: the split of the accepted tokens, where they end, the last few of them (and
+        # their text) as context, and accepted tokens not read yet (a character not whole yet).
+        self._gate: ReasoningSplit | None = None
+        self._gate_at = 0
+        self._gate_tail: list[int] = []
+        self._gate_tail_text = ""
+        self._gate_pending: list[int] = []
+        self._gate_asked: tuple[list[int], str] = ([], "")  # the last step's tokens and their text
+        # A fast tokenizer's own decoder: the same text without transformers' per-call overhead
+        # (the gate decodes at every step of every constrained request).
+        self._decoder = getattr(tokenizer, "backend_tokenizer", None)
 
     def _new_split(self) -> ReasoningSplit:
         return self._format.reasoning_split(self._start)
@@ -92,11 +117,50 @@ class FormatReasoningParser(ReasoningParser):
         return any(tail.endswith(closer) for _, closer in self._pairs)
 
     def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Any) -> bool:
+        """Whether the block ends at the step's tokens (`delta_ids`, the last of `input_ids`), as
+        our split reads the output: the tokens before them are accepted, and read for good (the
+        output starts where the first step asked begins); the step's own may be drafts, so they
+        are judged without being read (`ReasoningSplit.would_close`)."""
         delta = list(delta_ids)
-        if self._closer_ids:
-            return any(token in self._closer_ids for token in delta)
-        text = self.model_tokenizer.decode(list(input_ids[-(len(delta) + _TAIL_TOKENS) :]))
-        return any(closer in text for _, closer in self._pairs)
+        if not delta:
+            return False
+        base = len(input_ids) - len(delta)
+        if self._gate is None:
+            self._gate, self._gate_at = self._new_split(), base
+        elif self._gate.ended:  # the output had no block (else the engine stopped asking at its end)
+            return False
+        elif base > self._gate_at:
+            self._accept(list(input_ids[self._gate_at : base]))
+        if self._gate.ended or base != self._gate_at:
+            return False
+        ids = self._gate_pending + delta
+        self._gate_asked = (ids, self._text_after_tail(ids))  # most likely accepted next
+        return self._gate.would_close(self._gate_asked[1])
+
+    def _accept(self, ids: list[int]) -> None:
+        """Accepted tokens: the gate's split reads their text (once its last character is whole)."""
+        assert self._gate is not None
+        self._gate_at += len(ids)
+        pending = self._gate_pending + ids
+        asked, text = self._gate_asked
+        if asked != pending:
+            text = self._text_after_tail(pending)
+        if text.endswith("\ufffd") and len(pending) < _CONTEXT_TOKENS:
+            self._gate_pending = pending
+            return
+        self._gate.feed(text)
+        self._gate_pending = []
+        self._gate_tail = (self._gate_tail + pending)[-_CONTEXT_TOKENS:]
+        self._gate_tail_text = self._decode(self._gate_tail)
+
+    def _text_after_tail(self, ids: list[int]) -> str:
+        """The text of `ids`, decoded after the last accepted tokens read."""
+        return self._decode(self._gate_tail + ids)[len(self._gate_tail_text) :]
+
+    def _decode(self, ids: list[int]) -> str:
+        if self._decoder is not None:
+            return self._decoder.decode(ids, skip_special_tokens=False)
+        return self.model_tokenizer.decode(ids)
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
         for i in range(len(input_ids) - 1, -1, -1):

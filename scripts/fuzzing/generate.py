@@ -130,10 +130,22 @@ def profile(name: str) -> Profile:
         block=BLOCKS.get(name),
         openers=openers or ("\n",),
         prose_snippets=tuple(snippets),
-        think=fmt.think_markers,
+        think=text_think(fmt),
         empty_calls=tuple(dict.fromkeys([*EXTRA_EMPTY_CALLS.get(name, []), *written_empty_calls(fmt)])),
         long_calls=tuple(dict.fromkeys([*written_long_calls(fmt), *EXTRA_LONG_CALLS.get(name, [])])),
     )
+
+
+def text_think(fmt: Format) -> tuple[str, str]:
+    """The first of the format's think pairs that its stream reads as text with its markers, which the
+    documents' expected content holds verbatim (Kimi K3's `think` channel is read with its markers
+    dropped, so its plain `<think>` pair is written)."""
+    from toolcall_parsers import parse
+
+    for opener, closer in fmt.think_pairs:
+        if parse(fmt.name, f"{opener}x{closer}").content == f"{opener}x{closer}":
+            return opener, closer
+    return fmt.think_markers
 
 
 def written_empty_calls(fmt: Format) -> list[str]:

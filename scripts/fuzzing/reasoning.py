@@ -131,6 +131,8 @@ def scenarios(name: str) -> list[Doc]:
             doc("many_prose_openers_then_call_unclosed", f"{o}{prose}\n{weather}", prose.strip(), weather, 1),
         ]  # fmt: skip
         draft = opened_call(name, half)
+        mid_value = weather[: weather.index("Oslo") + 2]  # the draft's value cut inside "Oslo"
+        paris = fmt.write([("get_weather", {"city": "Paris"})])
         two = opened_call(name, fmt.write([("search", {"query": f"a {c} b"}), ("search", {"query": f"c {c} d"})]))
         docs += [
             doc("draft_left_unfinished_then_closed", f"{o}Maybe {draft} no, not needed.\n{c}\nIt is sunny.",
@@ -142,6 +144,10 @@ def scenarios(name: str) -> list[Doc]:
             doc("closer_in_string_then_draft_closed", f"{o}r\n{search} then {draft} no.{c}\nDone.",
                 f"r\n{search} then {draft} no.", "\nDone.", 0),
             doc("closers_in_two_strings_unclosed", f"{o}r\n{two}", "r", two, 2),
+            # A call drafted and left mid-value, the block closed right there, then the real call:
+            # the draft is reasoning, not the start of one call that runs on into the real one.
+            doc("draft_mid_value_then_closed_and_called", f"{o}Maybe {mid_value}{c}\n\n{paris}",
+                f"Maybe {mid_value}", f"\n\n{paris}", 1),
         ]  # fmt: skip
         ends = [m for m in fmt.markers if weather.rstrip().endswith(m)]
         if ends:
