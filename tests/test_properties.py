@@ -344,8 +344,10 @@ PROSE["markdown_tools"] = prose.filter(lambda p: "```" not in p and "~~~" not in
     lambda p: p if p.endswith("\n") else p + "\n"
 )  # a fence opens a line; the line break before it is text
 PROSE["deepseek_dsml"] = prose.filter(lambda p: not p.lstrip().startswith("</think>"))
+PROSE["xlam_json"] = prose.filter(lambda p: p == p.rstrip())  # whitespace before a line's list is markup
 """Per format, prose that cannot continue its blocks (after a llama_json call, `;` separates calls;
-after a DSML block, a `</think>` ends the reasoning the block interrupted and is dropped)."""
+after a DSML block, a `</think>` ends the reasoning the block interrupted and is dropped; before an
+xLAM list that opens a line, the whitespace next to it is markup, as the design lets it be)."""
 
 
 @st.composite

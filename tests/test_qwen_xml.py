@@ -129,11 +129,14 @@ def test_a_dropped_parameter_close_is_tolerated(body, arguments):
         assert run_chunks("qwen_xml", chunks, TOOLS) == whole
 
 
-def test_a_function_close_followed_by_a_partial_tag_at_the_end_is_not_a_call():
+def test_a_function_close_followed_by_a_cut_block_close_at_the_end_is_a_call():
+    """The payload is complete (`</function>`), only `</tool_call>` is cut: a call, the cut part
+    text (the rule of every format: a call cut after its payload is a call)."""
     text = "<tool_call>\n<function=write_file>\n<parameter=path>\na\n</function>\n</tool_ca"
     for chunks in all_chunkings(text):
         result = result_of(run_chunks("qwen_xml", chunks, TOOLS))
-        assert result.calls == [] and result.content == text
+        assert [(c.name, c.arguments) for c in result.calls] == [("write_file", {"path": "a"})]
+        assert result.content == "</tool_ca"
 
 
 def test_a_value_cannot_hold_a_line_that_starts_a_parameter():
