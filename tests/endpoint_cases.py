@@ -82,12 +82,18 @@ def cases(fmt: str, encode: Any, decode: Any) -> list[Case]:
     malformed = f"Trying.\n{one[: len(one) // 2]} ?? {end}\nSorry."
     cut = "Checking.\n" + spec.write([("search", {"query": query})])
     ids = encode(cut)
-    kept = next(n for n in range(len(ids) - 1, 0, -1) if not parse(fmt, decode(ids[:n]), tools_for(fmt)).calls)
+    # A few tokens before the first prefix that reads as a call (a call cut after its payload is a
+    # call, and the server may split the forced text a token apart from `encode`), on a whole
+    # character (a cut inside one decodes to U+FFFD here, while the server holds its bytes back).
+    first_call = next(n for n in range(1, len(ids) + 1) if parse(fmt, decode(ids[:n]), tools_for(fmt)).calls)
+    kept = first_call - 3
+    while kept > 1 and decode(ids[:kept]).endswith("\ufffd"):
+        kept -= 1
     return [
         ("two calls", two, None, two),
         ("text around a call", around, None, around),
         ("malformed call", malformed, None, malformed),
-        ("max_tokens cut", cut, kept, decode(ids[:kept])),  # the longest cut that is no call
+        ("max_tokens cut", cut, kept, decode(ids[:kept])),  # a cut that is no call
     ]
 
 

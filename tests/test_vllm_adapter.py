@@ -378,9 +378,10 @@ def test_mistral_named_choice_is_constrained_to_v11_calls(tokenizer):
     named = {"type": "function", "function": {"name": "search"}}
     request = make_request(tool_choice=named)
     parser_for(tokenizer, request, fmt="mistral_json").adjust_request(request)
-    tag = json.loads(request.structured_outputs.structural_tag)
-    assert [t["begin"] for t in tag["format"]["tags"]] == ["[TOOL_CALLS]search[ARGS]"]  # the tokenizer has [ARGS]
-    assert tag["format"]["stop_after_first"] is True
+    calls, line_break = json.loads(request.structured_outputs.structural_tag)["format"]["elements"]
+    assert [t["begin"] for t in calls["tags"]] == ["[TOOL_CALLS]search[ARGS]"]  # the tokenizer has [ARGS]
+    assert calls["stop_after_first"] is True
+    assert line_break == {"type": "optional", "content": {"type": "const_string", "value": "\n"}}  # then the end
 
 
 QWEN_CALL = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"

@@ -71,8 +71,10 @@ operator refuses, a lone surrogate) or passes the size bound of its arguments
 (`TOOLCALL_PARSERS_MAX_CALL_CHARS`) is text up to its `</function>` (or up
 to a `<function=` before it), and the other functions still
 count; a block that never holds a function (`<tool_call></tool_call>`, Hermes-style JSON inside
-`<tool_call>`) is text; a function cut off by the end of the output is text (also a `</parameter>`
-followed by `</tool_call>`: the `</function>` was dropped).
+`<tool_call>`) is text; a function the end of the output cuts off inside a value or a tag is text,
+and one it cuts off after a closed value (only `</function>` and `</tool_call>` missing or cut
+part-way) is a call, the cut part text (the rule of every format, `xml_blocks`); a `</parameter>`
+followed by `</tool_call>` is text (the `</function>` was dropped there, not cut off).
 
 Reading is one pass over the text: whitespace between tags and after an end tag is consumed as it
 arrives (kept as markup, or as value text once it is known to be data), so what waits for more text
@@ -105,7 +107,7 @@ def value_ends(tags: XmlBlockTags, *, inline: bool = False) -> tuple[ValueEnd, .
     so only an end that stands for a dropped `</parameter>` takes the line break before it (the one
     the template writes after that tag)."""
     return (
-        ValueEnd(PARAM_CLOSE[:-1], followers=(PARAM_OPEN, FUNCTION_CLOSE), drift=True),
+        ValueEnd(PARAM_CLOSE[:-1], followers=(PARAM_OPEN, FUNCTION_CLOSE), drift=True, at_end_of_output=True),
         ValueEnd(
             FUNCTION_CLOSE, followers=(tags.end, tags.start, FUNCTION_OPEN), at_end_of_output=True, after_break=inline
         ),
