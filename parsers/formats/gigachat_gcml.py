@@ -119,7 +119,7 @@ def _parameters(parameters: dict[str, Any], pinned: bool) -> Element:
     properties = properties if isinstance(properties, dict) else {}
     required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
     elements = [_value(k, s) if k in required else optional(_value(k, s)) for k, s in properties.items()]
-    if not pinned or parameters.get("additionalProperties", True) is not False:
+    if not pinned or parameters.get("additionalProperties") not in (None, False):
         free = sequence(
             const(f'{TAGS.param_open} name="'),
             regex(r'[^"<>]+" string="(true|false)'),

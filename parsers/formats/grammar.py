@@ -57,8 +57,11 @@ def declared_arguments(
     """A call's arguments in a format's own tags, for spellings xgrammar has no style for: a pinned
     tool's declared keys in their order (the required ones present), each `declared(key, value)`,
     the value `raw_text(schema, text, after)` where its schema admits a string (the raw value is that
-    text) and else JSON of its schema then `after`; then, unless the schema closes the object, any
-    number of `other` (any other key, a declared one too). An unpinned tool: any number of `other`."""
+    text) and else JSON of its schema then `after`; then, where the schema opens the object
+    (`additionalProperties` true or a schema), any number of `other` (any other key, a declared one
+    too). A schema that says nothing closes it, as xgrammar's JSON schema does in its strict mode: an
+    `other` there could write a declared key again with any value, which the parser reads last. An
+    unpinned tool: any number of `other`."""
     properties = parameters.get("properties") if pinned else None
     properties = properties if isinstance(properties, dict) else {}
     required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
@@ -72,7 +75,7 @@ def declared_arguments(
             value = sequence(value, const(after)) if after else value
         element = declared(key, value)
         elements.append(element if key in required else optional(element))
-    if not pinned or parameters.get("additionalProperties", True) is not False:
+    if not pinned or parameters.get("additionalProperties") not in (None, False):
         elements.append({"type": "star", "content": other})
     if not elements:
         return const("")

@@ -118,7 +118,9 @@ def tagged_pairs(kv: KeyValueTags, line: str = "") -> ArgumentsElement:
         return tag(kv.key_open + key + kv.key_close + line + kv.value_open, content, kv.value_close + line)
 
     # a value never runs into the next pair: its close, or (a close the model dropped) the next key
-    text = {"type": "any_text", "excludes": [kv.value_close, kv.key_open]}
+    # nor the call's own tags, which the parser reads as the call's end or a new call
+    calls = [kv.call_open, kv.call_close, *(kv.block or ())]
+    text = {"type": "any_text", "excludes": [kv.value_close, kv.key_open, *calls]}
 
     free = tag(kv.key_close + line + kv.value_open, text, kv.value_close + line)
     other = sequence(const(kv.key_open), regex(r"[^<>\s]+"), free)

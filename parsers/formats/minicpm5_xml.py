@@ -158,7 +158,7 @@ def _calls(request: ConstraintRequest, names: list[str]) -> list[Element]:
     return [
         tag(
             f'{FUNCTION_OPEN}"{name}">',
-            named_parameters(request.parameters(name), request.pins(name), PARAM_OPEN, PARAM_CLOSE),
+            named_parameters(request.parameters(name), request.pins(name), PARAM_OPEN, PARAM_CLOSE, (FUNCTION_CLOSE,)),
             FUNCTION_CLOSE,
         )
         for name in names

@@ -239,7 +239,13 @@ def write(calls: Sequence[Call]) -> str:
 
 
 def _message(request: ConstraintRequest, name: str, head: str) -> Element:
-    parameters = named_parameters(request.parameters(name), request.pins(name), PARAM_OPEN, PARAM_CLOSE + "\n")
+    parameters = named_parameters(
+        request.parameters(name),
+        request.pins(name),
+        PARAM_OPEN,
+        PARAM_CLOSE + "\n",
+        (PARAM_CLOSE, INVOKE_CLOSE, EOM, EOT),
+    )
     body = sequence(parameters, const(f"{INVOKE_CLOSE}\n{BLOCK_CLOSE}"))
     return tag(f'{head}to={name}{MESSAGE}{BLOCK_OPEN}\n{INVOKE_OPEN}"{name}">\n', body, [EOM, EOT, ""])
 

@@ -168,7 +168,13 @@ def _calls(request: ConstraintRequest, names: list[str]) -> list[Element]:
     return [
         tag(
             f'{CALL_BEGIN}{TYPE}{SEP}{INVOKE_OPEN}"{name}">\n',
-            named_parameters(request.parameters(name), request.pins(name), PARAM_OPEN, PARAM_CLOSE + "\n"),
+            named_parameters(
+                request.parameters(name),
+                request.pins(name),
+                PARAM_OPEN,
+                PARAM_CLOSE + "\n",
+                (PARAM_CLOSE, INVOKE_CLOSE),
+            ),
             f"{INVOKE_CLOSE}{CALL_END}\n",
         )
         for name in names

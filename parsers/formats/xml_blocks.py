@@ -67,13 +67,16 @@ def raw_value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def named_parameters(parameters: dict[str, Any], pinned: bool, param_open: str, close: str) -> Element:
+def named_parameters(
+    parameters: dict[str, Any], pinned: bool, param_open: str, close: str, ends: Sequence[str] = ()
+) -> Element:
     """A call's parameters as `param_open + '"KEY">' VALUE close` tags, for formats whose parameters
     xgrammar has no style for (Step-3's, MiniCPM5's). A pinned tool's declared keys in their order
     (the required ones present), each value any text where its schema admits a string (the raw value
     is that text) and else JSON of its schema; then, unless the schema closes the object, any other
-    keys with any text. An unpinned tool: any keys with any text."""
-    text: Element = {"type": "any_text"}
+    keys with any text. An unpinned tool: any keys with any text. A value holds none of `ends` (what
+    the parser ends a value or a call at: the value's close, the call's), nor `close`."""
+    text: Element = {"type": "any_text", "excludes": list(dict.fromkeys([close.strip(), *ends]))}
     other = sequence(const(f'{param_open}"'), regex(r'[^"<>]+'), tag('">', text, close))
     return declared_arguments(
         parameters, pinned, lambda key, value: tag(f'{param_open}"{key}">', value, close), other, text
