@@ -49,6 +49,7 @@ from .grammar import (
     finite_number,
     json_value,
     one_of,
+    opens_object,
     optional,
     raw_text,
     regex,
@@ -119,7 +120,7 @@ def _parameters(parameters: dict[str, Any], pinned: bool) -> Element:
     properties = properties if isinstance(properties, dict) else {}
     required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
     elements = [_value(k, s) if k in required else optional(_value(k, s)) for k, s in properties.items()]
-    if not pinned or parameters.get("additionalProperties") not in (None, False):
+    if not pinned or opens_object(parameters):
         free = sequence(
             const(f'{TAGS.param_open} name="'),
             regex(r'[^"<>]+" string="(true|false)'),

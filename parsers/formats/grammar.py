@@ -58,10 +58,8 @@ def declared_arguments(
     tool's declared keys in their order (the required ones present), each `declared(key, value)`,
     the value `raw_text(schema, text, after)` where its schema admits a string (the raw value is that
     text) and else JSON of its schema then `after`; then, where the schema opens the object
-    (`additionalProperties` true or a schema), any number of `other` (any other key, a declared one
-    too). A schema that says nothing closes it, as xgrammar's JSON schema does in its strict mode: an
-    `other` there could write a declared key again with any value, which the parser reads last. An
-    unpinned tool: any number of `other`."""
+    (`opens_object`), any number of `other` (any other key, a declared one too). An unpinned tool:
+    any number of `other`."""
     properties = parameters.get("properties") if pinned else None
     properties = properties if isinstance(properties, dict) else {}
     required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
@@ -75,7 +73,7 @@ def declared_arguments(
             value = sequence(value, const(after)) if after else value
         element = declared(key, value)
         elements.append(element if key in required else optional(element))
-    if not pinned or parameters.get("additionalProperties") not in (None, False):
+    if not pinned or opens_object(parameters):
         elements.append({"type": "star", "content": other})
     if not elements:
         return const("")
@@ -101,6 +99,17 @@ def finite_number(schema: Any) -> Element | None:
     if types in (frozenset({"number"}), frozenset({"number", "integer"})):
         return regex(_NUMBER)
     return None
+
+
+def opens_object(parameters: dict[str, Any]) -> bool:
+    """Whether a pinned tool's arguments may hold keys it does not declare, as xgrammar's JSON schema
+    reads the schema in its strict mode: `additionalProperties` true or a schema, or no properties
+    declared at all. Declared properties and nothing said close the object: an open one would let a
+    declared key be written again with any value, which the parser reads last."""
+    extra = parameters.get("additionalProperties")
+    if extra is None:
+        return not parameters.get("properties")
+    return extra is not False
 
 
 def optional(content: Element) -> Element:
