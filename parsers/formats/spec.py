@@ -185,18 +185,17 @@ class Format:
     def think_pairs(self) -> tuple[tuple[str, str], ...]:
         """Every (open, close) pair of reasoning markers the format's stream reads by default;
         `<think>` where it reads none. Our reasoning parser of the format splits on them."""
-        default = inspect.signature(self.stream_class).parameters.get("think_markers")
-        markers = default.default if default is not None else None
-        if not markers:
-            return (("<think>", "</think>"),)
-        return (markers,) if isinstance(markers[0], str) else tuple(markers)
+        return self.text_think_pairs or (("<think>", "</think>"),)
 
     @property
     def text_think_pairs(self) -> tuple[tuple[str, str], ...]:
-        """The think pairs the format's stream reads as text wherever they stand (none where it
-        reads no think blocks)."""
+        """The think pairs the format's stream reads as text wherever they stand (its `think_markers`
+        default; none where it reads no think blocks)."""
         default = inspect.signature(self.stream_class).parameters.get("think_markers")
-        return self.think_pairs if default is not None and default.default else ()
+        markers = default.default if default is not None else None
+        if not markers:
+            return ()
+        return (markers,) if isinstance(markers[0], str) else tuple(markers)
 
     @property
     def call_openers(self) -> tuple[str, ...]:
