@@ -246,3 +246,28 @@ def test_pythonic_strict_arguments_follow_random_schemas():
             assert not _accepts(grammar, missing), missing
 
     check()
+
+
+DEFS_SCHEMA = {
+    "type": "object",
+    "properties": {"place": {"$ref": "#/$defs/Place"}},
+    "$defs": {"Place": {"type": "object", "properties": {"city": {"type": "string"}}}},
+}
+
+
+@pytest.mark.parametrize("fmt", [name for name, spec in FORMATS.items() if spec.required is not None])
+@pytest.mark.parametrize("auto", [False, True], ids=["required", "auto"])
+def test_every_constraint_compiles_for_prefix_names_and_refs(fmt, auto):
+    """Tools whose names begin one another (`get`, `get_weather`: markdown_tools' two fence triggers
+    made xgrammar refuse the tag) and a pydantic-style `$defs` schema, as a request sends them; the
+    writer's call to each reads back."""
+    schemas = {"get": {"type": "object"}, "get_weather": {"type": "object"}, "place": DEFS_SCHEMA}
+    spec = FORMATS[fmt]
+    for single in (False, True):
+        tag = spec.constraint(ConstraintRequest(schemas, single=single), auto=auto)
+        if tag is not None:
+            grammar = xgr.Grammar.from_structural_tag(json.dumps(tag))
+            if not auto:
+                for name in ("get", "get_weather"):
+                    text = spec.write([(name, {})])
+                    assert _is_grammar_accept_string(grammar, text), (name, text)

@@ -91,10 +91,10 @@ def hostile_snippets(name: str) -> list[str]:
     return list(dict.fromkeys(snippet for snippet in snippets if snippet))
 
 
-def _checked(name: str, text: str) -> None:
+def _checked(name: str, text: str, **options: Any) -> None:
     """`text`'s calls (finished and streamed alike elsewhere) are declared and valid."""
     with logs_silenced():
-        result = parse(name, text, _tools(name))
+        result = parse(name, text, _tools(name), **options)
     for call in result.calls:
         assert call.name == "get_weather", (text, call)
         if FORMATS[name].pins_arguments:
@@ -152,6 +152,18 @@ def test_any_text_the_strict_grammar_admits_reads_as_declared_valid_calls(name, 
         _checked(name, text)
 
 
+@pytest.mark.parametrize("name", STRICT)
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32), single=st.booleans())
+def test_with_the_parsers_check_no_admitted_text_returns_an_unchecked_call(name, seed, single):
+    """As the adapters parse a strict request (`strict=`: each pinned call checked against its
+    schema), the walk's texts never return an unchecked call, in every format: also where the
+    grammar alone has a known gap (mixed DSML dialects, xgrammar's unbounded numbers)."""
+    text = _walk(name, single).draw(random.Random(seed))
+    if text is not None:
+        _checked(name, text, strict=True)
+
+
 REQUIRED = [name for name, fmt in FORMATS.items() if fmt.required is not None]
 
 
@@ -203,6 +215,17 @@ def test_a_number_the_required_grammar_admits_reads_as_a_number(name):
             with logs_silenced():
                 calls = parse(name, text, tools).calls
             assert len(calls) == 1 and isinstance(calls[0].arguments["n"], (int, float)), (text[:200], calls)
+
+
+@pytest.mark.parametrize("name", sorted(STYLED))
+def test_a_huge_number_is_no_unchecked_call_under_strict(name):
+    """Where the grammar still admits `1e400` (xgrammar's styles), a strict request's parser refuses
+    the call the string would make: it comes back as text."""
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": NUMBER_SCHEMA}}]
+    text = FORMATS[name].write([("get_weather", {"n": 12345.5})]).replace("12345.5", "1e400")
+    with logs_silenced():
+        result = parse(name, text, tools, strict=True)
+    assert result.calls == [] and "1e400" in (result.content or "")
 
 
 OPEN_SCHEMA = {k: v for k, v in SCHEMA.items() if k != "additionalProperties"}

@@ -23,6 +23,7 @@ from toolcall_parsers.core.tokens import vocabulary
 from toolcall_parsers.core.tools import ToolIndex
 from toolcall_parsers.formats import ConstraintRequest
 from toolcall_parsers.vllm import parsers as vllm_parsers
+from vllm import envs as vllm_envs
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.parser.parser_manager import ParserManager
 from vllm.plugins import load_general_plugins
@@ -401,3 +402,47 @@ def test_qwen_xml_with_the_qwen3_reasoning_parser(tokenizer, text, expected):
     assert (reasoning_text.strip(), content, [c.name for c in calls]) == expected
     streamed = stream_through(tokenizer, text, request, "qwen3", fmt="qwen_xml")
     assert (streamed["reasoning"].strip(), streamed["content"], [c["name"] for c in streamed["calls"]]) == expected
+
+
+EVEN = {"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 2}}}
+EVEN_TOOLS = [
+    {"type": "function", "function": {"name": "even", "strict": True, "parameters": EVEN}},
+    {"type": "function", "function": {"name": "free", "parameters": EVEN}},  # not strict
+]
+
+
+@pytest.mark.parametrize("fmt", ["hermes_json", "qwen_xml", "llama_pythonic"])
+@pytest.mark.parametrize(("choice", "level"), [("required", "AUTO"), ("auto", "AUTO"), ("auto", "PARAMETER")])
+def test_strict_calls_are_checked_through_vllms_parser(tokenizer, monkeypatch, fmt, choice, level):
+    """Through vLLM's real Parser (request shaping, then both paths): a call whose arguments the
+    pinned schema refuses is text in the finished and the streamed response alike; a tool the
+    constraint did not pin keeps its call. Pinned: the strict tool always; the other under the
+    server floor `parameter` (which reaches the parser through `get_structural_tag`, as vLLM passes
+    it), and for `required` where the constraint is ours (vLLM's hermes tag model pins strict tools)."""
+    from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
+
+    monkeypatch.setattr(ToolParserManager.get_tool_parser(fmt), "server_strict_level", ToolStrictLevel.AUTO)
+    request = make_request(EVEN_TOOLS, tool_choice=choice)
+    parser = parser_for(tokenizer, request, fmt=fmt)
+    parser._tool_parser.get_structural_tag(request, strict_level=ToolStrictLevel[level])
+    spec = FORMATS[fmt]
+    free_pinned = level == "PARAMETER" or (choice == "required" and spec.vllm_tag_model is None)
+    for name, refuse in (("even", True), ("free", free_pinned)):
+        text = "Sure. " + spec.write([(name, {"n": 3})])
+        _, content, calls = complete_through(tokenizer, text, request, fmt=fmt)
+        streamed = stream_through(tokenizer, text, request, fmt=fmt)
+        got = [(c.name, json.loads(c.arguments)) for c in calls]
+        assert got == [(c["name"], json.loads(c["arguments"])) for c in streamed["calls"]]
+        assert content == streamed["content"]
+        assert got == ([] if refuse else [(name, {"n": 3})]), name
+        if refuse:
+            assert spec.write([(name, {"n": 3})]).strip() in content
+
+
+def test_strict_auto_is_not_checked_when_vllm_does_not_enforce_it(tokenizer, monkeypatch):
+    monkeypatch.setattr(vllm_envs, "VLLM_ENFORCE_STRICT_TOOL_CALLING", False, raising=False)
+    monkeypatch.setenv("VLLM_ENFORCE_STRICT_TOOL_CALLING", "0")
+    request = make_request(EVEN_TOOLS, tool_choice="auto")
+    text = FORMATS["qwen_xml"].write([("even", {"n": 3})])
+    _, _, calls = complete_through(tokenizer, text, request, fmt="qwen_xml")
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [("even", {"n": 3})]

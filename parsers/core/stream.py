@@ -17,6 +17,10 @@ and `_reject`. This class turns that into the public `feed()` / `close()` contra
   (or its arguments pass the policy's bound), and dropped if it breaks first, its text then coming
   back as text exactly as `parse()` returns it; so a stream never shows a call that the finished
   response would not return. The decision depends only on the text, never on the chunking.
+- **Strict calls** (`pin_arguments`): a call to a tool whose arguments a strict request pins is held
+  until complete whatever the policy, then checked against the tool's schema (`SchemaCheck`); one
+  the schema refuses is given back as text, as the format writes it, with a logged reason. So a
+  strict request never shows or returns a call its schema refuses, streamed or finished.
 - Call indexes run 0..n-1 over the calls a client is shown, given when a call is released; ids
   come from the engine's factory.
 - Logging is bounded per response: the first few rejected spans (`Limits.log_spans`), then one
@@ -37,6 +41,7 @@ from .ids import IdFactory, random_call_id
 from .limits import Limits, streaming_policy
 from .logs import logger, shorten
 from .markers import literal_at
+from .schema_check import SchemaCheck
 from .tools import ToolIndex
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -101,6 +106,7 @@ class _HeldCall:
     call_id: str | None
     fragments: list[str] = field(default_factory=list)
     chars: int = 0
+    pinned: bool = False  # a strict call: held until complete and checked
 
 
 class FormatStream:
@@ -136,6 +142,9 @@ class FormatStream:
         self._text_in = ""  # the text being read, where its current step started, and the events
         self._step_at = 0  # before that step: on an internal error, what is not accounted for yet
         self._step_mark = 0
+        self._pinned: frozenset[str] | None = frozenset()  # strict tools (None: every tool)
+        self._check: SchemaCheck | None = None
+        self._write_refused: Callable[[str, dict[str, Any]], str] | None = None
 
     # -- public contract ----------------------------------------------------------------------
 
@@ -143,6 +152,14 @@ class FormatStream:
         """Use another streaming policy for this response (`complete`, `eager` or a number of
         argument characters; ValueError otherwise). Call it before the first feed."""
         self.limits = replace(self.limits, streaming=streaming_policy(policy))
+
+    def pin_arguments(self, names: frozenset[str] | None, write: Callable[[str, dict[str, Any]], str]) -> None:
+        """A strict request: calls to `names` (every tool if None; an undeclared tool always) are held
+        until complete and checked against the tool's schema; one the schema refuses is given back
+        as `write(name, arguments)`, the format's own text for it. Call it before the first feed."""
+        self._pinned = names
+        self._check = SchemaCheck(self.tools.schemas)
+        self._write_refused = write
 
     def feed(self, text: str) -> list[Event]:
         """Consume the next piece of model output; return the events it makes unambiguous."""
@@ -273,8 +290,11 @@ class FormatStream:
         key = self._next_key
         self._next_key += 1
         self._call_chars = 0
-        self._held = _HeldCall(key, name, call_id)
-        if self.limits.streaming == 0:
+        pinned = self._check is not None and (
+            self._pinned is None or name in self._pinned or name not in self.tools.schemas
+        )
+        self._held = _HeldCall(key, name, call_id, pinned=pinned)
+        if self.limits.streaming == 0 and not pinned:
             self._release()
         return key
 
@@ -295,17 +315,31 @@ class FormatStream:
             held.fragments.append(fragment)
             held.chars += len(fragment)
             bound = self.limits.streaming
-            if bound is not None and held.chars > bound:
+            if bound is not None and held.chars > bound and not held.pinned:
                 self._release()
         elif key in self._shown:
             self._out.append(CallArgs(self._shown[key], fragment))
 
     def _end_call(self, key: int, arguments: dict[str, Any]) -> None:
-        if self._held is not None and self._held.key == key:
+        held = self._held
+        if held is not None and held.key == key:
+            if held.pinned and self._refused(held.name, arguments):
+                return
             self._release()
         if key in self._shown:
             self._out.append(CallEnd(self._shown[key], arguments))
             self._calls_done += 1
+
+    def _refused(self, name: str, arguments: dict[str, Any]) -> bool:
+        """A strict call is complete: whether its schema refuses it (then it is text, and logged)."""
+        assert self._check is not None and self._write_refused is not None
+        reason = self._check.reason(name, arguments)
+        if reason is None:
+            return False
+        self._held = None
+        self._warn(f"a strict call to {name!r} that its schema refuses ({reason}); kept as text")
+        self._text(self._write_refused(name, arguments))
+        return True
 
     def _release(self) -> None:
         """The held call is shown: it gets the next index, its id, and what it held so far."""

@@ -262,9 +262,13 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
 def auto_constraint(request: ConstraintRequest) -> dict[str, Any] | None:
     """Strict `auto`: free text, where a fence opened with a declared tool's name is that tool's
     block (its words as the schema takes them; the body stays free: the format cannot say what it
-    holds). Other fences (```` ```python ````) stay free text."""
+    holds). Other fences (```` ```python ````) stay free text. Where one tool's name begins
+    another's (`get`, `get_weather`), the shorter fence is the trigger of both: xgrammar refuses a
+    tag that two triggers begin."""
     tags = _blocks(mappable_tools(request.schemas, None))
-    return triggered(request, [t["begin"] for t in tags], tags) if tags else None
+    begins = sorted({t["begin"] for t in tags})
+    triggers = [b for b in begins if not any(b != other and b.startswith(other) for other in begins)]
+    return triggered(request, triggers, tags) if tags else None
 
 
 def may_call(text: str) -> bool:

@@ -10,6 +10,7 @@ format's text with its one `write`.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +25,7 @@ from ..core.logs import logs_silenced
 from ..core.reasoning import CallReading, ReasoningSplit
 from ..core.stream import FormatStream, shorten
 from ..core.tokens import Vocabulary
+from ..core.tools import resolve_refs
 from .grammar import ended, held_free_text
 
 logger = logging.getLogger("toolcall_parsers")
@@ -51,6 +53,11 @@ class ConstraintRequest:
     single: bool = False
     vocabulary: Vocabulary | None = None
     strict: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        # Formats that write each value's grammar apart compile a parameter's schema without the
+        # root's `$defs`: local `$ref`s are resolved first (a no-op for `ToolIndex` schemas).
+        object.__setattr__(self, "schemas", {name: resolve_refs(s) for name, s in self.schemas.items()})
 
     @property
     def names(self) -> list[str]:
@@ -82,6 +89,10 @@ class CallTag:
     end: str
     trigger: str
 
+
+Strictness = bool | frozenset[str]
+"""Which tools a request's constraint pins to their schema: True every tool (`required`, a named
+tool, `--tool-strict-level parameter`), a set those tools (`"strict": true` under `auto`), False none."""
 
 Writer = Callable[[Sequence[Call]], str]
 """Calls -> the format's text, as its chat template writes them (what `parse()` reads back)."""
@@ -160,15 +171,38 @@ class Format:
     other_openers: tuple[tuple[str, str | None], ...] = ()
 
     def stream(
-        self, tools: Any = None, id_factory: IdFactory | None = None, *, streaming: Any = None, **options: Any
+        self,
+        tools: Any = None,
+        id_factory: IdFactory | None = None,
+        *,
+        streaming: Any = None,
+        strict: Strictness | set[str] = False,
+        **options: Any,
     ) -> FormatStream:
         """A fresh incremental parser for one response. `streaming` overrides the server's streaming
-        policy (`complete`, `eager` or a number of characters; ValueError otherwise); `options` are
-        the format's own (markers)."""
+        policy (`complete`, `eager` or a number of characters; ValueError otherwise); `strict` says
+        which tools' arguments the request's constraint pinned (`strictness`): their calls are
+        checked against the schema before they are shown (`FormatStream.pin_arguments`), where
+        the format's constraints pin arguments at all; `options` are the format's own (markers)."""
         stream = self.stream_class(tools, id_factory, **options)
         if streaming is not None:
             stream.set_streaming(streaming)
+        self.check_strict(stream, strict)
         return stream
+
+    def check_strict(self, stream: FormatStream, strict: Strictness | set[str]) -> None:
+        """Have `stream` check the calls to the tools `strict` names against their schemas, where
+        this format's constraints pin arguments (elsewhere strict constrains only the envelope)."""
+        if strict is not False and self.pins_arguments:
+            stream.pin_arguments(None if strict is True else frozenset(strict), self._refused_text)
+
+    def _refused_text(self, name: str, arguments: dict[str, Any]) -> str:
+        """A strict call its schema refused, as text: as this format writes it (as JSON if the
+        writer cannot write it)."""
+        try:
+            return self.write([(name, arguments)])
+        except Exception:
+            return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
 
     @property
     def template_path(self) -> Path:

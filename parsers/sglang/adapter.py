@@ -39,7 +39,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from sglang.srt.entrypoints.openai.protocol import Tool, ToolChoice
-from sglang.srt.environ import envs
+from sglang.srt.environ import ToolStrictLevel, envs
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, StructureInfo
 
@@ -98,16 +98,35 @@ class FormatDetector(BaseFormatDetector):
         self._records = CallRecords(self)
         self._checked: tuple[str, ParseResult] | None = None  # has_tool_call's reading of a text
         self.incomplete_tool_call_indices: set[int] = set()
+        self._forced = False  # the request's tool_choice is "required" or names a tool
 
-    def _new_stream(self, tools: list[Tool] | None) -> FormatStream:
-        stream = self._format.stream(tools, _sglang_mints_ids)
+    def get_required_tool_parser(self, tool_choice: Any) -> None:
+        """SGLang's `FunctionCallParser` hands the request's `tool_choice` here (the one way it
+        reaches a detector): a forced choice pins every tool's arguments. Returns None: this
+        detector reads forced calls itself."""
+        self._forced = tool_choice == "required" or _named_tool(tool_choice) is not None
+        return None
+
+    def _pinned(self, tools: list[Tool] | None) -> bool | frozenset[str]:
+        """The tools whose arguments the request's constraint pinned, as SGLang applies it: every
+        tool for a forced choice or under `SGLANG_TOOL_STRICT_LEVEL` parameter, else those marked
+        `strict: true`."""
+        if self._forced or envs.SGLANG_TOOL_STRICT_LEVEL.get() >= ToolStrictLevel.PARAMETER:
+            return True
+        return frozenset(t.function.name for t in tools or () if getattr(t.function, "strict", None) is True) or False
+
+    def _new_stream(self, tools: list[Tool] | None, *, checked: bool = True) -> FormatStream:
+        """A stream for the request; strict calls are `checked` against their schemas (not when
+        `has_tool_call` reads without the tools)."""
+        strict = self._pinned(tools) if checked else False
+        stream = self._format.stream(tools, _sglang_mints_ids, strict=strict)
         if envs.SGLANG_FORWARD_UNKNOWN_TOOLS.is_set():
             undeclared_as_text = not envs.SGLANG_FORWARD_UNKNOWN_TOOLS.get()
             stream.limits = replace(stream.limits, undeclared_as_text=undeclared_as_text)
         return stream
 
     def _parse(self, text: str, tools: list[Tool] | None) -> ParseResult:
-        stream = self._new_stream(tools)
+        stream = self._new_stream(tools, checked=tools is not None)
         return build_result(stream.feed(text) + stream.close())
 
     # -- finished responses -------------------------------------------------------------------

@@ -80,6 +80,10 @@ class FormatToolParser(ToolParser):
     format_name: ClassVar[str]
     engine_based_streaming = True
     supports_required_and_named = False
+    server_strict_level: ClassVar[int] = ToolStrictLevel.AUTO
+    """The server's `--tool-strict-level` floor as vLLM last passed it to `get_structural_tag`: one
+    per server, kept per class, since vLLM parses a response with another instance than the one
+    that shaped its request."""
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
@@ -91,6 +95,26 @@ class FormatToolParser(ToolParser):
 
     def _new_stream(self, streaming: bool) -> FormatStream:
         return self._format.stream(self.tools, None if self._format.own_ids else _vllm_call_id)
+
+    def _stream_for(self, request: Any, streaming: bool) -> FormatStream:
+        """A stream for the request: strict calls checked where its constraint pinned them."""
+        stream = self._new_stream(streaming)
+        self._format.check_strict(stream, self._pinned(request))
+        return stream
+
+    def _pinned(self, request: Any) -> bool | frozenset[str]:
+        """The tools whose arguments the request's constraint pinned, as vLLM applies it: every tool
+        under `--tool-strict-level parameter` or for `required` / named with our own constraint
+        (vLLM's tag models pin only strict tools there); else the tools marked `strict: true`;
+        none for `auto` when `VLLM_ENFORCE_STRICT_TOOL_CALLING` is off."""
+        choice = getattr(request, "tool_choice", None)
+        forced = choice == "required" or _named_tool(choice) is not None
+        if not forced and (choice != "auto" or not envs.VLLM_ENFORCE_STRICT_TOOL_CALLING):
+            return False
+        if self.server_strict_level >= ToolStrictLevel.PARAMETER or (forced and self._own_tag):
+            return True
+        strict = frozenset(_function(t).get("name") for t in request.tools if _function(t).get("strict") is True)
+        return strict or False
 
     def _feed(self, stream: FormatStream, text: str, delta_token_ids: Sequence[int]) -> list[Event]:
         return stream.feed(text)
@@ -127,6 +151,8 @@ class FormatToolParser(ToolParser):
         `parallel_tool_calls=false`, `required` / named), from the format's spec; vLLM's own where
         the format reuses one of its tag models. `tool_choice="auto"` follows vLLM's switch
         `VLLM_ENFORCE_STRICT_TOOL_CALLING`; `required` and named calls are always constrained."""
+        if strict_level is not None:
+            type(self).server_strict_level = strict_level  # `_pinned` reads it when parsing
         if not self._own_tag:
             return super().get_structural_tag(request, reasoning=reasoning, strict_level=strict_level)
         auto = request.tool_choice == "auto"
@@ -151,7 +177,7 @@ class FormatToolParser(ToolParser):
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         if _passes_through(request):
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
-        stream = self._new_stream(streaming=False)
+        stream = self._stream_for(request, streaming=False)
         result = build_result(stream.feed(model_output) + stream.close())
         calls = [
             ToolCall(id=c.id, type="function", function=FunctionCall(name=c.name, arguments=c.arguments_json))
@@ -176,7 +202,7 @@ class FormatToolParser(ToolParser):
         if self._stream is None and not self._passthrough:
             self._passthrough = _passes_through(request)
             if not self._passthrough:
-                self._stream = self._new_stream(streaming=True)
+                self._stream = self._stream_for(request, streaming=True)
                 self._use_request_policy(self._stream, request)
         if self._stream is None:
             return DeltaMessage(content=new_text) if new_text else None

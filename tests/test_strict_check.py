@@ -1,0 +1,130 @@
+"""The parser's last word on a strict call (issue 39): a call to a tool the request pinned is held
+until complete and checked against its schema; one its schema refuses comes back as text, in both
+paths and every chunking, under every streaming policy. Grammars leave keywords unchecked
+(`multipleOf`, `uniqueItems`, a `pattern` on a raw value), so this holds whatever the constraint
+admitted. Without strict, the same calls are returned as the model wrote them."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import jsonschema
+import pytest
+from helpers import both_paths, calls_of, char_chunks, run_chunks
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from toolcall_parsers import FORMATS
+from toolcall_parsers.core.events import CallArgs, CallStart, build_result
+
+EVEN = {
+    "type": "object",
+    "properties": {"n": {"type": "integer", "multipleOf": 2}, "tags": {"type": "array", "uniqueItems": True}},
+    "required": ["n"],
+}
+FREE = {"type": "object", "properties": {"n": {"type": "integer"}}}
+TOOLS = [
+    {"type": "function", "function": {"name": "even", "parameters": EVEN, "strict": True}},
+    {"type": "function", "function": {"name": "free", "parameters": FREE}},
+]
+PINNING = [name for name, fmt in FORMATS.items() if fmt.pins_arguments]
+
+
+def _text(fmt: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    return "Before. " + "".join(FORMATS[fmt].write([call]) for call in calls) + " After."
+
+
+@pytest.mark.parametrize("fmt", PINNING)
+@pytest.mark.parametrize("strict", [True, frozenset({"even"})])
+def test_a_call_its_schema_refuses_is_text_in_both_paths(fmt, strict):
+    calls = [("even", {"n": 4}), ("even", {"n": 3}), ("undeclared", {"n": 2}), ("free", {"n": 5})]
+    text = _text(fmt, calls)
+    result = both_paths(fmt, text, TOOLS, eager=True, strict=strict)
+    assert calls_of(result) == [("even", {"n": 4}), ("free", {"n": 5})]
+    assert [call.index for call in result.calls] == [0, 1]
+    written = FORMATS[fmt].write([("even", {"n": 3})]).strip()
+    assert written in (result.content or "")
+    assert FORMATS[fmt].write([("undeclared", {"n": 2})]).strip() in (result.content or "")
+
+
+@pytest.mark.parametrize("fmt", PINNING)
+def test_without_strict_the_same_calls_are_returned(fmt):
+    text = _text(fmt, [("even", {"n": 3}), ("free", {"n": 5})])
+    result = both_paths(fmt, text, TOOLS)
+    assert calls_of(result) == [("even", {"n": 3}), ("free", {"n": 5})]
+
+
+@pytest.mark.parametrize("fmt", ["hermes_json", "qwen_xml", "llama_pythonic", "kimi_json", "gemma_calls"])
+def test_a_strict_call_is_held_past_the_streaming_bound(fmt):
+    """A long strict call is shown only once complete and checked, whatever the policy; a tool
+    the request did not pin streams as the policy says."""
+    long = {"n": 2, "tags": ["x" * 40 + str(i) for i in range(40)]}
+    text = _text(fmt, [("even", long)])
+    for policy, strict in (("eager", True), (64, True), ("eager", frozenset({"free"}))):
+        events = []
+        stream = FORMATS[fmt].stream(TOOLS, strict=strict, streaming=policy)
+        fed = []
+        for ch in char_chunks(text):
+            fed.append(stream.feed(ch))
+        events = [e for step in fed for e in step] + stream.close()
+        assert calls_of(build_result(events)) == [("even", long)]
+        first = next(i for i, step in enumerate(fed) if any(isinstance(e, CallStart) for e in step))
+        args_steps = [i for i, step in enumerate(fed) if any(isinstance(e, CallArgs) for e in step)]
+        if strict is True:
+            assert args_steps == [first]  # start and the whole arguments in one step, at the end
+        else:
+            assert len(args_steps) > 1  # not pinned: streamed as written
+
+
+def test_the_refusal_is_logged_once_per_call_with_the_format_and_reason(caplog):
+    text = _text("hermes_json", [("even", {"n": 3}), ("even", {"n": 2, "tags": [1, 1]})])
+    with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
+        result = build_result(run_chunks("hermes_json", [text], TOOLS, strict=True))
+    assert result.calls == []
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2
+    assert "hermes_json" in lines[0] and "multiple of 2" in lines[0] and "'even'" in lines[0]
+    assert "['tags']" in lines[1] and "non-unique" in lines[1]
+
+
+def test_a_schema_jsonschema_cannot_use_refuses_the_call():
+    """Strict means checked: a call that cannot be checked is not returned as if it were."""
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "("}}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": schema}}]
+    result = build_result(run_chunks("hermes_json", [_text("hermes_json", [("f", {"s": "x"})])], tools, strict=True))
+    assert result.calls == [] and '"name": "f"' in (result.content or "")
+
+
+SCHEMA_KEYWORDS = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+        "word": {"type": "string", "minLength": 2, "maxLength": 4},
+        "count": {"type": "integer", "minimum": 0, "maximum": 9},
+        "unit": {"enum": ["c", "f"]},
+    },
+    "required": ["code"],
+    "additionalProperties": False,
+}
+VALUES = st.fixed_dictionaries(
+    {"code": st.sampled_from(["ABC", "abc", "ABCD", "XYZ"])},
+    optional={
+        "word": st.sampled_from(["a", "ab", "abcd", "abcde"]),
+        "count": st.integers(-3, 12),
+        "unit": st.sampled_from(["c", "f", "k"]),
+        "extra": st.just("x"),
+    },
+)
+
+
+@pytest.mark.parametrize("fmt", PINNING)
+@settings(max_examples=15, deadline=None)
+@given(calls=st.lists(VALUES, min_size=1, max_size=3))
+def test_strict_returns_exactly_the_calls_that_validate(fmt, calls):
+    """Property: under strict every returned call validates, and every written call that validates
+    is returned, in order (no false refusals)."""
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": SCHEMA_KEYWORDS}}]
+    text = _text(fmt, [("lookup", args) for args in calls])
+    result = both_paths(fmt, text, tools, strict=True)
+    valid = [args for args in calls if jsonschema.Draft202012Validator(SCHEMA_KEYWORDS).is_valid(args)]
+    assert [args for _, args in calls_of(result)] == valid
