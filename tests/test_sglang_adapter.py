@@ -434,10 +434,10 @@ def test_only_finished_calls_are_not_incomplete():
     assert parse("hermes_json", text, BASE_TOOLS).calls == []
 
 
-EVEN = {"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 2}}}
-EVEN_TOOLS = [
-    {"type": "function", "function": {"name": "even", "strict": True, "parameters": EVEN}},
-    {"type": "function", "function": {"name": "free", "parameters": EVEN}},  # not strict
+PICK = {"type": "object", "properties": {"n": {"type": "integer", "not": {"const": 3}}}}
+PICK_TOOLS = [
+    {"type": "function", "function": {"name": "pick", "strict": True, "parameters": PICK}},
+    {"type": "function", "function": {"name": "free", "parameters": PICK}},  # not strict
 ]
 
 
@@ -449,14 +449,14 @@ def test_strict_calls_are_checked_through_function_call_parser(monkeypatch, fmt,
     pinned always, the other for `required` and under `SGLANG_TOOL_STRICT_LEVEL=2` (parameter)."""
     monkeypatch.setenv(envs.SGLANG_TOOL_STRICT_LEVEL.name, level)
     spec = FORMATS[fmt]
-    for name, refuse in (("even", True), ("free", choice == "required" or level == "2")):
+    for name, refuse in (("pick", True), ("free", choice == "required" or level == "2")):
         text = "Sure. " + spec.write([(name, {"n": 3})])
-        parser = FunctionCallParser(sglang_tools(EVEN_TOOLS), fmt, tool_choice=choice)
+        parser = FunctionCallParser(sglang_tools(PICK_TOOLS), fmt, tool_choice=choice)
         content, calls = parser.parse_non_stream(text) if parser.has_tool_call(text) else (text, [])
         expected = [] if refuse else [(name, '{"n": 3}')]
         assert [(c.name, c.parameters) for c in calls] == expected, name
         if choice == "auto":  # the serving layer streams `auto` through a parser built without tool_choice
-            streamed = stream_client(fmt, EVEN_TOOLS, char_chunks(text))
+            streamed = stream_client(fmt, PICK_TOOLS, char_chunks(text))
             assert (streamed["content"], streamed["calls"]) == (content, expected)
         if refuse:
             assert spec.write([(name, {"n": 3})]).strip() in content

@@ -1,7 +1,7 @@
 """The parser's last word on a strict call (issue 39): a call to a tool the request pinned is held
 until complete and checked against its schema; one its schema refuses comes back as text, in both
 paths and every chunking, under every streaming policy. Grammars leave keywords unchecked
-(`multipleOf`, `uniqueItems`, a `pattern` on a raw value), so this holds whatever the constraint
+(`not`, `if` / `then`, `dependentRequired`, a `pattern` on a raw value), so this holds whatever the constraint
 admitted. Without strict, the same calls are returned as the model wrote them."""
 
 from __future__ import annotations
@@ -17,14 +17,19 @@ from hypothesis import strategies as st
 from toolcall_parsers import FORMATS
 from toolcall_parsers.core.events import CallArgs, CallStart, build_result
 
-EVEN = {
+PICK = {
     "type": "object",
-    "properties": {"n": {"type": "integer", "multipleOf": 2}, "tags": {"type": "array", "uniqueItems": True}},
+    "properties": {
+        "n": {"type": "integer", "not": {"const": 3}},
+        "tags": {"type": "array"},
+        "note": {"type": "string"},
+    },
     "required": ["n"],
+    "dependentRequired": {"tags": ["note"]},
 }
 FREE = {"type": "object", "properties": {"n": {"type": "integer"}}}
 TOOLS = [
-    {"type": "function", "function": {"name": "even", "parameters": EVEN, "strict": True}},
+    {"type": "function", "function": {"name": "pick", "parameters": PICK, "strict": True}},
     {"type": "function", "function": {"name": "free", "parameters": FREE}},
 ]
 PINNING = [name for name, fmt in FORMATS.items() if fmt.pins_arguments]
@@ -35,39 +40,38 @@ def _text(fmt: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
 
 
 @pytest.mark.parametrize("fmt", PINNING)
-@pytest.mark.parametrize("strict", [True, frozenset({"even"})])
+@pytest.mark.parametrize("strict", [True, frozenset({"pick"})])
 def test_a_call_its_schema_refuses_is_text_in_both_paths(fmt, strict):
-    calls = [("even", {"n": 4}), ("even", {"n": 3}), ("undeclared", {"n": 2}), ("free", {"n": 5})]
+    calls = [("pick", {"n": 4}), ("pick", {"n": 3}), ("undeclared", {"n": 2}), ("free", {"n": 5})]
     text = _text(fmt, calls)
     result = both_paths(fmt, text, TOOLS, eager=True, strict=strict)
-    assert calls_of(result) == [("even", {"n": 4}), ("free", {"n": 5})]
+    assert calls_of(result) == [("pick", {"n": 4}), ("free", {"n": 5})]
     assert [call.index for call in result.calls] == [0, 1]
-    written = FORMATS[fmt].write([("even", {"n": 3})]).strip()
+    written = FORMATS[fmt].write([("pick", {"n": 3})]).strip()
     assert written in (result.content or "")
     assert FORMATS[fmt].write([("undeclared", {"n": 2})]).strip() in (result.content or "")
 
 
 @pytest.mark.parametrize("fmt", PINNING)
 def test_without_strict_the_same_calls_are_returned(fmt):
-    text = _text(fmt, [("even", {"n": 3}), ("free", {"n": 5})])
+    text = _text(fmt, [("pick", {"n": 3}), ("free", {"n": 5})])
     result = both_paths(fmt, text, TOOLS)
-    assert calls_of(result) == [("even", {"n": 3}), ("free", {"n": 5})]
+    assert calls_of(result) == [("pick", {"n": 3}), ("free", {"n": 5})]
 
 
 @pytest.mark.parametrize("fmt", ["hermes_json", "qwen_xml", "llama_pythonic", "kimi_json", "gemma_calls"])
 def test_a_strict_call_is_held_past_the_streaming_bound(fmt):
     """A long strict call is shown only once complete and checked, whatever the policy; a tool
     the request did not pin streams as the policy says."""
-    long = {"n": 2, "tags": ["x" * 40 + str(i) for i in range(40)]}
-    text = _text(fmt, [("even", long)])
+    long = {"n": 2, "tags": ["x" * 40 + str(i) for i in range(40)], "note": "long"}
+    text = _text(fmt, [("pick", long)])
     for policy, strict in (("eager", True), (64, True), ("eager", frozenset({"free"}))):
-        events = []
         stream = FORMATS[fmt].stream(TOOLS, strict=strict, streaming=policy)
         fed = []
         for ch in char_chunks(text):
             fed.append(stream.feed(ch))
         events = [e for step in fed for e in step] + stream.close()
-        assert calls_of(build_result(events)) == [("even", long)]
+        assert calls_of(build_result(events)) == [("pick", long)]
         first = next(i for i, step in enumerate(fed) if any(isinstance(e, CallStart) for e in step))
         args_steps = [i for i, step in enumerate(fed) if any(isinstance(e, CallArgs) for e in step)]
         if strict is True:
@@ -77,14 +81,16 @@ def test_a_strict_call_is_held_past_the_streaming_bound(fmt):
 
 
 def test_the_refusal_is_logged_once_per_call_with_the_format_and_reason(caplog):
-    text = _text("hermes_json", [("even", {"n": 3}), ("even", {"n": 2, "tags": [1, 1]})])
+    text = _text("hermes_json", [("pick", {"n": 3}), ("pick", {"n": 2, "tags": [1]})])
     with caplog.at_level(logging.WARNING, logger="toolcall_parsers"):
         result = build_result(run_chunks("hermes_json", [text], TOOLS, strict=True))
     assert result.calls == []
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 2
-    assert "hermes_json" in lines[0] and "multiple of 2" in lines[0] and "'even'" in lines[0]
-    assert "['tags']" in lines[1] and "non-unique" in lines[1]
+    assert (
+        "hermes_json" in lines[0] and "['n']" in lines[0] and "should not be valid" in lines[0] and "'pick'" in lines[0]
+    )
+    assert "'note' is a dependency of 'tags'" in lines[1]
 
 
 def test_a_schema_jsonschema_cannot_use_refuses_the_call():

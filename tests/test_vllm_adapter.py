@@ -404,10 +404,10 @@ def test_qwen_xml_with_the_qwen3_reasoning_parser(tokenizer, text, expected):
     assert (streamed["reasoning"].strip(), streamed["content"], [c["name"] for c in streamed["calls"]]) == expected
 
 
-EVEN = {"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 2}}}
-EVEN_TOOLS = [
-    {"type": "function", "function": {"name": "even", "strict": True, "parameters": EVEN}},
-    {"type": "function", "function": {"name": "free", "parameters": EVEN}},  # not strict
+PICK = {"type": "object", "properties": {"n": {"type": "integer", "not": {"const": 3}}}}
+PICK_TOOLS = [
+    {"type": "function", "function": {"name": "pick", "strict": True, "parameters": PICK}},
+    {"type": "function", "function": {"name": "free", "parameters": PICK}},  # not strict
 ]
 
 
@@ -422,12 +422,12 @@ def test_strict_calls_are_checked_through_vllms_parser(tokenizer, monkeypatch, f
     from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
 
     monkeypatch.setattr(ToolParserManager.get_tool_parser(fmt), "server_strict_level", ToolStrictLevel.AUTO)
-    request = make_request(EVEN_TOOLS, tool_choice=choice)
+    request = make_request(PICK_TOOLS, tool_choice=choice)
     parser = parser_for(tokenizer, request, fmt=fmt)
     parser._tool_parser.get_structural_tag(request, strict_level=ToolStrictLevel[level])
     spec = FORMATS[fmt]
     free_pinned = level == "PARAMETER" or (choice == "required" and spec.vllm_tag_model is None)
-    for name, refuse in (("even", True), ("free", free_pinned)):
+    for name, refuse in (("pick", True), ("free", free_pinned)):
         text = "Sure. " + spec.write([(name, {"n": 3})])
         _, content, calls = complete_through(tokenizer, text, request, fmt=fmt)
         streamed = stream_through(tokenizer, text, request, fmt=fmt)
@@ -442,7 +442,7 @@ def test_strict_calls_are_checked_through_vllms_parser(tokenizer, monkeypatch, f
 def test_strict_auto_is_not_checked_when_vllm_does_not_enforce_it(tokenizer, monkeypatch):
     monkeypatch.setattr(vllm_envs, "VLLM_ENFORCE_STRICT_TOOL_CALLING", False, raising=False)
     monkeypatch.setenv("VLLM_ENFORCE_STRICT_TOOL_CALLING", "0")
-    request = make_request(EVEN_TOOLS, tool_choice="auto")
-    text = FORMATS["qwen_xml"].write([("even", {"n": 3})])
+    request = make_request(PICK_TOOLS, tool_choice="auto")
+    text = FORMATS["qwen_xml"].write([("pick", {"n": 3})])
     _, _, calls = complete_through(tokenizer, text, request, fmt="qwen_xml")
-    assert [(c.name, json.loads(c.arguments)) for c in calls] == [("even", {"n": 3})]
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [("pick", {"n": 3})]

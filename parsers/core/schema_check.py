@@ -1,8 +1,9 @@
 """The last word on a strict call: its arguments checked against the tool's schema.
 
 A strict request's decoding constraint holds a pinned tool's arguments to its schema, but a
-grammar is not a validator: xgrammar leaves some keywords unchecked (`uniqueItems`, `multipleOf`,
-`not`, a `pattern` on a raw XML value, ...), and a constraint can have gaps of its own. So a call to a
+grammar is not a validator: xgrammar leaves some keywords unchecked (`not`, `if` / `then`,
+`dependentRequired`), our raw-value grammars a string's `pattern` and length, and a constraint can
+have gaps of its own. So a call to a
 pinned tool is checked here, once complete, before anyone sees it (`FormatStream.pin_arguments`):
 a strict request never returns a call whose arguments its schema refuses.
 

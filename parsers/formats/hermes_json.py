@@ -268,7 +268,10 @@ FORMAT = Format(
     call_tag=TAGS.call_tag(),
     vllm_tag_model="hermes",
     auto=auto_constraint,
-    vllm_names=("hermes", "qwen3_json", "granite4", "ernie45"),
+    vllm_names=("hermes", "qwen3_json", "granite4", "ernie45", "ripple"),
     sglang_names=("hermes", "qwen", "qwen25", "trinity"),
-    models="Hermes 2 Pro / 3, Qwen2.5 / Qwen3, SmolLM2, IBM Granite 4, ERNIE 4.5, Arcee Trinity, most ChatML models",
+    models=(
+        "Hermes 2 Pro / 3, Qwen2.5 / Qwen3, SmolLM2, IBM Granite 4, ERNIE 4.5, Arcee Trinity, Ricursive Ripple, "
+        "most ChatML models"
+    ),
 )

@@ -268,7 +268,10 @@ FORMAT = Format(
     needs_declared_tools=may_hold_bare_call,
     other_openers=((FUNCTION_OPEN, None),),  # a bare call to a declared tool: strict writes the block
     typed_values=True,
-    vllm_names=("qwen3_coder", "qwen3_xml", "mimo", "step3p5"),
+    vllm_names=("qwen3_coder", "qwen3_xml", "mimo", "step3p5", "granite_toolcall_parser"),
     sglang_names=("qwen3_coder", "mimo", "step3p5", "nanbeige"),
-    models="Qwen3-Coder, Qwen3-Coder-Next, Qwen3.5 / Qwen3.6, Xiaomi MiMo-V2, StepFun Step-3.5, Nanbeige",
+    models=(
+        "Qwen3-Coder, Qwen3-Coder-Next, Qwen3.5 / Qwen3.6, Xiaomi MiMo-V2, StepFun Step-3.5, Nanbeige, "
+        "IBM Granite 4.2, NVIDIA Nemotron 3 Super"
+    ),
 )
