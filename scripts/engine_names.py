@@ -31,6 +31,10 @@ HARMONY = {
     "gpt-oss": "gpt-oss Harmony (issue 23)",
 }
 """Names no format of ours will take as a configuration, and why."""
+PENDING = {
+    "step5": "`qwen_xml` reads its calls; vLLM keeps the content's whitespace beside them, ours trims it (issue 40)",
+}
+"""Names a format of ours nearly serves, and the difference."""
 
 
 _VLLM_REGISTRY = """
@@ -77,7 +81,7 @@ def _table(engine: str, names: Iterable[str], replaced_by: Mapping[str, str]) ->
             ours = replaced_by[name]
             rows.append(f"| `{name}` | [`{ours}`](formats.md#{ours}) | |")
         else:
-            why = GENERIC.get(name) or HARMONY.get(name) or "not yet (issue 40)"
+            why = GENERIC.get(name) or HARMONY.get(name) or PENDING.get(name) or "not yet (issue 40)"
             rows.append(f"| `{name}` | - | {why} |")
     return rows
 

@@ -36,10 +36,16 @@ def _template(name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+SAME_CALL_TURNS = {"muse_spark": "muse_atem"}
+"""Formats whose templates render the probe's call turn exactly as another's (Spark and Glimmer
+differ only in the channels of text): detection names the one registered first, which reads the
+same calls (muse_spark's docstring says so)."""
+
+
 @pytest.mark.parametrize("name", list(FORMATS))
 def test_each_of_our_templates_detects_as_its_own_format(carrier, name):
     detection = detect_template(carrier, _template(name), f"{name}.jinja")
-    assert detection.parser == name, detection
+    assert detection.parser == SAME_CALL_TURNS.get(name, name), detection
     assert detection.teaches_tools and detection.renders_tool_results
     assert not detection.failed_probes  # our templates take the first shape a client sends
     assert detection.skip_special_tokens_strips is False  # SmolLM2 has none of the markers as tokens

@@ -39,7 +39,7 @@ request declares NAME and not the doubled one, as both engines read it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.ids import IdFactory
@@ -49,7 +49,7 @@ from ..core.xml_parameters import ValueEnd
 from .channel_messages import BARE_TRIGGER, HeaderReader, bare_calls, calls_after_prompt
 from .grammar import Element, const, sequence, structural, tag, triggered
 from .minimax_xml import MiniMaxXmlStream, writable_values, writes_name
-from .spec import Call, ConstraintRequest, Format
+from .spec import Call, Constraint, ConstraintRequest, Format
 from .xml_blocks import FIRST_FORMAT_STATE, TEXT, XmlBlockTags, named_parameters, raw_value
 
 START, MESSAGE, EOM, EOT = "<|start|>", "<|message|>", "<|eom|>", "<|eot|>"
@@ -62,6 +62,9 @@ VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<atem:parameter", INVOKE_CLOSE), a
 PLAIN_THINK = ("<think>", "</think>")
 """Reasoning written as plain text, read as every format reads it: text, never a call (Muse
 Glimmer reasons in messages to `self`)."""
+OTHER_OPENERS = ((MESSAGE, None),)
+"""Kept out of strict free text: a message may end where the output does (no closer), so free text
+follows a reasoning body, where ` to=TOOL<|message|>` completes a tool's header for the parser."""
 NOT_TOOLS = frozenset({"self", "user", "commentary"})
 """Recipients whose messages are not calls (reasoning, the answer, a preamble)."""
 
@@ -82,6 +85,14 @@ class MuseAtemStream(MiniMaxXmlStream):
     format_name = "muse_atem"
     tags = TAGS
     parameter_ends = (VALUE_END,)
+    not_tools: frozenset[str] = NOT_TOOLS
+    """Recipients whose messages are never calls."""
+    content_recipients: frozenset[str | None] = frozenset({"user"})
+    """Recipients whose message bodies are content without their header and closer (the answer);
+    the other messages that are no calls are text with their markup."""
+    reasoning_recipients: frozenset[str | None] = frozenset({"self"})
+    """Recipients whose messages are reasoning (None: a message without one), which a
+    `to=TOOL<|message|>` at their end turns into that tool's message."""
 
     def __init__(
         self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = PLAIN_THINK
@@ -124,12 +135,12 @@ class MuseAtemStream(MiniMaxXmlStream):
             return at
         if header.end is not None:
             m = _HEADER.fullmatch("".join(header.raw[:-1]))
-            if m is not None and m["to"] and m["to"] not in NOT_TOOLS:
+            if m is not None and m["to"] and m["to"] not in self.not_tools:
                 self._raw = header.raw
                 self._state = _TOOL_BODY
             else:
                 to = m["to"] if m is not None else None
-                self._answer, self._reasoning = to == "user", to == "self"
+                self._answer, self._reasoning = to in self.content_recipients, to in self.reasoning_recipients
                 if not self._answer:
                     self._text("".join(header.raw))
                 self._state = _TEXT_BODY
@@ -258,23 +269,38 @@ def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
     return structural(calls_after_prompt(request, first, own))
 
 
-def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Strict `auto`: text, where a message to a declared tool holds its call (the other messages,
-    `<|start|>assistant` without a tool's address, stay free)."""
-    names = list(request.schemas)
-    messages = [_message(request, name, f"{START}assistant ") for name in names]
-    others = [
-        tag(f"{START}assistant{head}{MESSAGE}", {"type": "any_text"}, [EOM, EOT, ""])
-        for head in ("", " to=self", " to=user")
-    ]
-    bare = bare_calls([_message(request, name, " ") for name in names])
-    return triggered(request, [START, BARE_TRIGGER], [*messages, *others, *bare])
+def auto_constraints(
+    not_tools: frozenset[str], reasoning: frozenset[str | None]
+) -> tuple[Constraint, Callable[[str], bool]]:
+    """Strict `auto` and the names a format of the family writes, for the recipients `not_tools`
+    that are no tool's, of which `reasoning` are reasoning (None: a message without one)."""
+
+    def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
+        """Strict `auto`: text, where a message to a declared tool holds its call (the other
+        messages, `<|start|>assistant` without a tool's address, stay free). A reasoning message
+        must end with its closer: at its end the parser reads ` to=TOOL<|message|>` as a tool's
+        header, which its body keeps out, but xgrammar drops a body's excludes where the message
+        may also end with the output."""
+        names = list(request.schemas)
+        messages = [_message(request, name, f"{START}assistant ") for name in names]
+        others = []
+        for to in (None, *sorted(not_tools)):
+            head = f" to={to}" if to else ""
+            ends = [EOM, EOT] if to in reasoning else [EOM, EOT, ""]
+            body = {"type": "any_text", "excludes": [MESSAGE]}
+            others.append(tag(f"{START}assistant{head}{MESSAGE}", body, ends))
+        bare = bare_calls([_message(request, name, " ") for name in names])
+        return triggered(request, [START, BARE_TRIGGER], [*messages, *others, *bare])
+
+    def writes(name: str) -> bool:
+        # the invoke's NAME as `minimax_xml` writes it, and the message's address (up to whitespace
+        # or `<`, and not one of the channels that are no tool's)
+        return writes_name(name) and re.fullmatch(r"[^\s<]+", name) is not None and name not in not_tools
+
+    return auto_constraint, writes
 
 
-def _writes_name(name: str) -> bool:
-    # the invoke's NAME as `minimax_xml` writes it, and the message's address (up to whitespace or
-    # `<`, and not one of the channels that are no tool's)
-    return writes_name(name) and re.fullmatch(r"[^\s<]+", name) is not None and name not in NOT_TOOLS
+auto_constraint, _writes_name = auto_constraints(NOT_TOOLS, MuseAtemStream.reasoning_recipients)
 
 
 FORMAT = Format(
@@ -289,6 +315,7 @@ FORMAT = Format(
     auto=auto_constraint,
     writes_name=_writes_name,
     writes_value=writable_values((VALUE_END,), PARAM_CLOSE),
+    other_openers=OTHER_OPENERS,
     typed_values=True,
     vllm_names=("muse_glimmer",),
     sglang_names=("muse",),
