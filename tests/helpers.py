@@ -125,6 +125,8 @@ def load_corpus(fmt: str, *, engine_tests: bool = False) -> list[dict[str, Any]]
     """The format's corpus cases; with `engine_tests`, only those transcribed from vLLM's or SGLang's
     own parser tests (see `from_engine_tests`)."""
     path = CORPUS_DIR / f"{fmt}.jsonl"
+    if not path.is_file():  # that format's corpus tests fail (tests/test_corpus.py), not every module's collection
+        return []
     cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [case for case in cases if from_engine_tests(case)] if engine_tests else cases
 
