@@ -119,14 +119,14 @@ def format_module(fmt: Any) -> ModuleType:
 
 def families(fmt: Any) -> list[ModuleType]:
     """The shared family modules the format's module builds on: the modules of the formats package
-    that declare no format (nor are the spec or its constraint builders, `grammar`) and that it takes
-    a class, a function or a value from."""
+    (`families/` included) that declare no format (nor are the spec or its constraint builders,
+    `grammar`) and that it takes a class, a function or a value from."""
     module = format_module(fmt)
     package = module.__name__.rsplit(".", 1)[0]
     found: list[ModuleType] = []
     for value in vars(module).values():
         source = value if isinstance(value, ModuleType) else sys.modules.get(getattr(value, "__module__", "") or "")
-        if source is None or source is module or source.__name__.rsplit(".", 1)[0] != package:
+        if source is None or source is module or not source.__name__.startswith(package + "."):
             continue
         if hasattr(source, "FORMAT") or _short(source) in ("spec", "grammar") or source in found:
             continue

@@ -217,3 +217,12 @@ def through_sglang_reasoning(
         named = [(item.name, json.loads(arguments)) for item in items if item.name]
         assert (thought or None, normal or None, named) == finished, list(chunks)
     return finished
+
+
+PICK = {"type": "object", "properties": {"n": {"type": "integer", "not": {"const": 3}}}}
+PICK_TOOLS = [
+    {"type": "function", "function": {"name": "pick", "strict": True, "parameters": PICK}},
+    {"type": "function", "function": {"name": "free", "parameters": PICK}},  # not strict
+]
+"""A strict tool and a free one whose schemas refuse `{"n": 3}` by a keyword xgrammar leaves
+unchecked (`not`): the adapters' strict-check tests."""

@@ -34,8 +34,7 @@ from toolcall_parsers.formats import glm_xml as glm
 from toolcall_parsers.formats import hunyuan_xml as hunyuan
 from toolcall_parsers.formats import ifm_xml as ifm
 from toolcall_parsers.formats import iquest_xml as iquest
-from toolcall_parsers.formats.glm_xml import write
-from toolcall_parsers.formats.key_values import key_value_writer
+from toolcall_parsers.formats.families.key_values import GLM, key_value_writer
 
 CASES = load_corpus("glm_xml")
 MARKERS = list(glm.FORMAT.markers)
@@ -192,7 +191,7 @@ def test_values_may_hold_the_formats_tags(value, glm_tokens):
 
 # -- what an outside review found, in every format of the family ---------------------------------------
 
-FAMILY = {"glm_xml": glm.GLM, "iquest_xml": iquest.IQUEST, "ifm_xml": ifm.IFM, "hunyuan_xml": hunyuan.HY}
+FAMILY = {"glm_xml": GLM, "iquest_xml": iquest.IQUEST, "ifm_xml": ifm.IFM, "hunyuan_xml": hunyuan.HY}
 
 
 def family_call(fmt, arguments, name="get_weather"):
@@ -215,10 +214,10 @@ def test_a_key_full_of_angle_brackets_is_read_once_in_a_one_character_stream():
     of it is looked at a bounded number of times, not once per feed (that was quadratic)."""
     key = "<x" * 400
     text = call("f", arg(key, "v"))
-    stream = glm.GlmXmlStream(None, counter_ids)
+    stream = glm.FORMAT.stream_class(None, counter_ids)
     looks = []
     stream._literal_at = lambda text, pos, literals: (
-        looks.append(pos) or glm.GlmXmlStream._literal_at(text, pos, literals)
+        looks.append(pos) or glm.FORMAT.stream_class._literal_at(text, pos, literals)
     )
     events = [event for ch in text for event in stream.feed(ch)] + stream.close()
     assert [(c.name, c.arguments) for c in build_result(events).calls] == [("f", {key: "v"})]
@@ -309,9 +308,9 @@ def test_write_reads_back():
         ("profile", {"tags": ["x"], "address": {"city": "Rome"}, "zip": "02134", "ok": False}),
         ("f.g:h", {}),
     ]
-    result = both(write(calls))
+    result = both(glm.FORMAT.write(calls))
     assert calls_of(result) == calls and result.content is None
-    assert write([("f", {"a": 1})]) == "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>"
+    assert glm.FORMAT.write([("f", {"a": 1})]) == "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>"
     assert glm.FORMAT.writes_name("f.g:h") and not glm.FORMAT.writes_name("two words")
 
 
@@ -326,36 +325,38 @@ STRICT = {
 
 
 def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_schema():
-    grammar = tag_grammar(glm.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
-    good = write([("get_weather", {"city": "Paris", "days": 3}), ("now", {})])
+    grammar = tag_grammar(glm.FORMAT.required(ConstraintRequest({"get_weather": STRICT, "now": {}})))
+    good = glm.FORMAT.write([("get_weather", {"city": "Paris", "days": 3}), ("now", {})])
     assert grammar_accepts(grammar, good) and calls_of(both(good)) == [
         ("get_weather", {"city": "Paris", "days": 3}),
         ("now", {}),
     ]
     for bad in (
         good.replace("get_weather", "get_weathr"),
-        write([("get_weather", {"days": 3})]),
-        write([("get_weather", {"city": "Paris", "days": "three"})]),
-        write([("get_weather", {"city": "Paris", "zzz": 1})]),
+        glm.FORMAT.write([("get_weather", {"days": 3})]),
+        glm.FORMAT.write([("get_weather", {"city": "Paris", "days": "three"})]),
+        glm.FORMAT.write([("get_weather", {"city": "Paris", "zzz": 1})]),
         "Prose first." + good,
         "",
     ):
         assert not grammar_accepts(grammar, bad), bad
-    single = tag_grammar(glm.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
-    assert not grammar_accepts(single, write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
+    single = tag_grammar(glm.FORMAT.required(ConstraintRequest({"get_weather": STRICT}, single=True)))
+    assert not grammar_accepts(
+        single, glm.FORMAT.write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})])
+    )
 
 
 def test_strict_auto_admits_prose_and_holds_calls_to_declared_tools():
-    grammar = tag_grammar(glm.auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=None)))
-    good = "Sure." + write([("get_weather", {"city": "Paris"})])
+    grammar = tag_grammar(glm.FORMAT.auto(ConstraintRequest({"get_weather": STRICT}, strict=None)))
+    good = "Sure." + glm.FORMAT.write([("get_weather", {"city": "Paris"})])
     assert grammar_accepts(grammar, good) and grammar_accepts(grammar, "Just prose.")
-    assert not grammar_accepts(grammar, "Sure." + write([("evil", {"city": "Paris"})]))
-    assert not grammar_accepts(grammar, "Sure." + write([("get_weather", {"city": "Paris", "days": "x"})]))
-    loose = tag_grammar(glm.auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=frozenset())))
-    assert grammar_accepts(loose, "Sure." + write([("get_weather", {"city": "Paris", "days": "x"})]))
+    assert not grammar_accepts(grammar, "Sure." + glm.FORMAT.write([("evil", {"city": "Paris"})]))
+    assert not grammar_accepts(grammar, "Sure." + glm.FORMAT.write([("get_weather", {"city": "Paris", "days": "x"})]))
+    loose = tag_grammar(glm.FORMAT.auto(ConstraintRequest({"get_weather": STRICT}, strict=frozenset())))
+    assert grammar_accepts(loose, "Sure." + glm.FORMAT.write([("get_weather", {"city": "Paris", "days": "x"})]))
     open_schema = {"type": "object", "properties": {"a": {}}, "additionalProperties": True}
-    held = tag_grammar(glm.required_constraint(ConstraintRequest({"f": open_schema})))
-    assert grammar_accepts(held, write([("f", {"a": "x", "b": {"c": 1}})]))
+    held = tag_grammar(glm.FORMAT.required(ConstraintRequest({"f": open_schema})))
+    assert grammar_accepts(held, glm.FORMAT.write([("f", {"a": "x", "b": {"c": 1}})]))
 
 
 # -- the template, detect ------------------------------------------------------------------------------
@@ -383,7 +384,7 @@ def test_template_history_reads_back_and_matches_glm_4_7s_own(glm_tokens, model_
     assert "<|observation|><tool_response>sunny</tool_response><tool_response>ok</tool_response><|user|>" in out
     turn = out.split("<|assistant|>")[1].split("<|observation|>")[0]
     calls = [("get_weather", {"city": "Paris"}), ("profile", {"tags": ["a"], "age": 3})]
-    assert turn == "</think>Checking." + write(calls)  # reasoning is kept only after the last user turn
+    assert turn == "</think>Checking." + glm.FORMAT.write(calls)  # reasoning is kept only after the last user turn
     result = both(turn, TOOLS, glm_tokens)
     assert result.content == "</think>Checking." and calls_of(result) == calls
     real = model_template("GLM-4.7-Flash")
@@ -415,14 +416,14 @@ def test_detect_names_this_format_for_the_models_templates(glm_tokens, model_tem
 
 def test_the_other_tool_call_formats_read_glm_output_as_text():
     """`<tool_call>` is Hermes's tag too: what GLM writes is no call to hermes_json or qwen_xml."""
-    text = write([("get_weather", {"city": "Paris"})])
+    text = glm.FORMAT.write([("get_weather", {"city": "Paris"})])
     for other in ("hermes_json", "qwen_xml"):
         assert parse(other, text, TOOLS).calls == []
 
 
 # -- the engines' reasoning parsers with ours ---------------------------------------------------------------
 
-CALL = write([("get_weather", {"city": "Oslo"})])
+CALL = glm.FORMAT.write([("get_weather", {"city": "Oslo"})])
 REASONING_CASES = [
     ("<think>The user wants Oslo.</think>Let me look." + CALL, ("The user wants Oslo.", "Let me look.")),
     ("The user wants Oslo.</think>Let me look." + CALL, ("The user wants Oslo.", "Let me look.")),  # 4.7
@@ -471,7 +472,7 @@ PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 @given(CALLS, st.integers(0, 3))
 @example([("A", {"A": "0"}), ("A", {})], 0)  # the same tool called twice (found in CI): its keys stay strings
 def test_written_calls_read_back_in_every_chunking(calls, seed):
-    text = "Prose." + write(calls)
+    text = "Prose." + glm.FORMAT.write(calls)
     properties: dict[str, dict] = {}
     for name, args in calls:  # one tool per name: a second declaration of it would hide the first's keys
         properties.setdefault(name, {}).update({k: {"type": "string"} for k in args})

@@ -50,8 +50,8 @@ def test_the_type_tag_types_what_the_schema_does_not(text, expected):
 
 @pytest.mark.parametrize("think", ["think", "think_fast", "think_faster"])
 def test_each_reasoning_tag_holds_text(think):
-    inner = ifm.write([("lookup", {"query": "a"})])
-    text = f"<ifm|{think}>{inner}</ifm|{think}>" + ifm.write([("lookup", {"query": "b"})])
+    inner = ifm.FORMAT.write([("lookup", {"query": "a"})])
+    text = f"<ifm|{think}>{inner}</ifm|{think}>" + ifm.FORMAT.write([("lookup", {"query": "b"})])
     result = both_paths("ifm_xml", text, TOOLS, eager=True)
     assert calls_of(result) == [("lookup", {"query": "b"})]
     assert result.content == f"<ifm|{think}>{inner}</ifm|{think}>"
@@ -71,17 +71,19 @@ def test_our_template_history_reads_back(smollm2_tokenizer):
     ]
     out = render_template(smollm2_tokenizer, "ifm_xml", history, tools=TOOLS, add_generation_prompt=True)
     turn = out.split("<|im_start|>assistant\n")[1].split("<|im_end|>")[0]
-    assert turn == "On it." + ifm.write(calls)
+    assert turn == "On it." + ifm.FORMAT.write(calls)
     assert calls_of(both_paths("ifm_xml", turn, TOOLS, smollm2_tokenizer, eager=True)) == calls
     assert "<|im_start|>tool\n<tool_response>\nr1\n</tool_response>\n<tool_response>\nr2\n</tool_response>" in out
 
 
 def test_required_pins_the_schema():
     schemas = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
-    grammar = tag_grammar(ifm.required_constraint(ConstraintRequest(schemas)))
-    assert grammar_accepts(grammar, ifm.write([("lookup", {"query": "x", "limit": 3}), ("free", {"any": "thing"})]))
-    assert not grammar_accepts(grammar, ifm.write([("lookup", {"limit": 3})]))  # query is required
+    grammar = tag_grammar(ifm.FORMAT.required(ConstraintRequest(schemas)))
+    assert grammar_accepts(
+        grammar, ifm.FORMAT.write([("lookup", {"query": "x", "limit": 3}), ("free", {"any": "thing"})])
+    )
+    assert not grammar_accepts(grammar, ifm.FORMAT.write([("lookup", {"limit": 3})]))  # query is required
     closed = {"lookup": {**schemas["lookup"], "additionalProperties": False}}
-    grammar = tag_grammar(ifm.required_constraint(ConstraintRequest(closed)))
-    assert grammar_accepts(grammar, ifm.write([("lookup", {"query": "x </ifm|arg_key> y", "limit": 3})]))
-    assert not grammar_accepts(grammar, ifm.write([("lookup", {"query": "x", "limit": "three"})]))
+    grammar = tag_grammar(ifm.FORMAT.required(ConstraintRequest(closed)))
+    assert grammar_accepts(grammar, ifm.FORMAT.write([("lookup", {"query": "x </ifm|arg_key> y", "limit": 3})]))
+    assert not grammar_accepts(grammar, ifm.FORMAT.write([("lookup", {"query": "x", "limit": "three"})]))

@@ -30,7 +30,7 @@ def test_glm_tags_and_iquest_tags_are_each_others_text():
         parse("iquest_xml", "<tool_call>run<arg_key>code</arg_key><arg_value>x</arg_value></tool_call>", TOOLS).calls
         == []
     )
-    assert parse("glm_xml", iq.write(CALLS), TOOLS).calls == []
+    assert parse("glm_xml", iq.FORMAT.write(CALLS), TOOLS).calls == []
 
 
 def test_our_template_history_reads_back(smollm2_tokenizer):
@@ -49,14 +49,14 @@ def test_our_template_history_reads_back(smollm2_tokenizer):
         "<|im_start|>user\n<tool_response>\nhi\n</tool_response>\n<tool_response>\nx\n</tool_response><|im_end|>" in out
     )
     turn = out.split("<|im_start|>assistant\n")[1].split("<|im_end|>")[0]
-    assert turn == "Running." + iq.write(CALLS)
+    assert turn == "Running." + iq.FORMAT.write(CALLS)
     result = both_paths("iquest_xml", turn, TOOLS, smollm2_tokenizer, eager=True)
     assert calls_of(result) == CALLS and result.content == "Running."
     assert out.endswith("<|im_start|>assistant\n")
 
 
 def test_required_pins_the_schema_in_glms_style():
-    grammar = tag_grammar(iq.required_constraint(ConstraintRequest({"run": TOOLS[0]["function"]["parameters"]})))
-    assert grammar_accepts(grammar, iq.write(CALLS))
-    assert not grammar_accepts(grammar, iq.write([("run", {"count": 2})]))  # code is required
-    assert not grammar_accepts(grammar, iq.write([("walk", {"code": "x"})]))
+    grammar = tag_grammar(iq.FORMAT.required(ConstraintRequest({"run": TOOLS[0]["function"]["parameters"]})))
+    assert grammar_accepts(grammar, iq.FORMAT.write(CALLS))
+    assert not grammar_accepts(grammar, iq.FORMAT.write([("run", {"count": 2})]))  # code is required
+    assert not grammar_accepts(grammar, iq.FORMAT.write([("walk", {"code": "x"})]))

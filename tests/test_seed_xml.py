@@ -61,7 +61,7 @@ def seed_tokens():
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(ensure_model())
-    tok.add_tokens([seed.START, seed.END, *seed.THINK_MARKERS, "<seed:bos>", "<seed:eos>"])
+    tok.add_tokens([seed.START, seed.END, *seed.FORMAT.think_markers, "<seed:bos>", "<seed:eos>"])
     return tok
 
 
@@ -100,8 +100,8 @@ def test_detect_names_this_format_for_seeds_own_template(seed_tokens, model_temp
 def test_values_at_the_edges_of_inline_framing_read_back(value, seed_tokens):
     """The writer writes every value right between its tags, as Seed's template does."""
     calls = [("save", {"path": "p", "content": value})]
-    assert f"<parameter=content>{value}</parameter>" in seed.write(calls)
-    assert calls_of(both_paths("seed_xml", seed.write(calls), TOOLS, seed_tokens, eager=True)) == calls
+    assert f"<parameter=content>{value}</parameter>" in seed.FORMAT.write(calls)
+    assert calls_of(both_paths("seed_xml", seed.FORMAT.write(calls), TOOLS, seed_tokens, eager=True)) == calls
 
 
 EDIT = {"path": "a.py", "content": "def f():\n    return 1\n"}
@@ -146,7 +146,7 @@ def test_qwen_tags_and_seed_tags_are_each_others_text():
     assert parse("seed_xml", qwen_call, TOOLS).calls == []
     # qwen_xml reads a declared tool's function without its block (Qwen3-Coder drops <tool_call>):
     # Seed's block tags around it stay text
-    result = parse("qwen_xml", seed.write([("get_weather", {"city": "Paris"})]), TOOLS)
+    result = parse("qwen_xml", seed.FORMAT.write([("get_weather", {"city": "Paris"})]), TOOLS)
     assert result.content == "<seed:tool_call>\n\n</seed:tool_call>" and len(result.calls) == 1
 
 
@@ -154,7 +154,7 @@ def stripped(reasoning: str | None) -> str | None:
     return reasoning.strip() if reasoning else None
 
 
-CALL = seed.write([("get_weather", {"city": "Oslo"})])
+CALL = seed.FORMAT.write([("get_weather", {"city": "Oslo"})])
 REASONING_CASES = [
     ("<seed:think>The user wants Oslo.</seed:think>Let me look.\n" + CALL, ("The user wants Oslo.", "Let me look.")),
     ("<seed:think>Budget 512.</seed:cot_budget_reflect>\nOslo.</seed:think>\n" + CALL,

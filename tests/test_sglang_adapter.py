@@ -46,7 +46,7 @@ def leaves_no_trace() -> Iterator[None]:
 with leaves_no_trace():
     pytest.importorskip("sglang.srt.function_call.function_call_parser")
 
-from helpers import char_chunks, load_corpus, random_chunks, run_chunks, token_chunks
+from helpers import PICK_TOOLS, char_chunks, load_corpus, random_chunks, run_chunks, token_chunks
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from sglang.srt.entrypoints.openai.protocol import Tool, ToolChoice
@@ -432,13 +432,6 @@ def test_only_finished_calls_are_not_incomplete():
     got = stream_client("hermes_json", BASE_TOOLS, [text[:700], text[700:]])
     assert got["detector"].incomplete_tool_call_indices == {0}
     assert parse("hermes_json", text, BASE_TOOLS).calls == []
-
-
-PICK = {"type": "object", "properties": {"n": {"type": "integer", "not": {"const": 3}}}}
-PICK_TOOLS = [
-    {"type": "function", "function": {"name": "pick", "strict": True, "parameters": PICK}},
-    {"type": "function", "function": {"name": "free", "parameters": PICK}},  # not strict
-]
 
 
 @pytest.mark.parametrize("fmt", ["hermes_json", "qwen_xml", "llama_pythonic"])

@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("vllm")
 
-from helpers import load_corpus, run_chunks, token_chunks
+from helpers import PICK_TOOLS, load_corpus, run_chunks, token_chunks
 from toolcall_parsers import FORMATS
 from toolcall_parsers.core.events import CallEnd, CallStart
 from toolcall_parsers.core.tokens import vocabulary
@@ -402,13 +402,6 @@ def test_qwen_xml_with_the_qwen3_reasoning_parser(tokenizer, text, expected):
     assert (reasoning_text.strip(), content, [c.name for c in calls]) == expected
     streamed = stream_through(tokenizer, text, request, "qwen3", fmt="qwen_xml")
     assert (streamed["reasoning"].strip(), streamed["content"], [c["name"] for c in streamed["calls"]]) == expected
-
-
-PICK = {"type": "object", "properties": {"n": {"type": "integer", "not": {"const": 3}}}}
-PICK_TOOLS = [
-    {"type": "function", "function": {"name": "pick", "strict": True, "parameters": PICK}},
-    {"type": "function", "function": {"name": "free", "parameters": PICK}},  # not strict
-]
 
 
 @pytest.mark.parametrize("fmt", ["hermes_json", "qwen_xml", "llama_pythonic"])

@@ -109,7 +109,10 @@ class _BadEscape(Exception):
 
 
 def is_name(word: str) -> bool:
-    """Whether `word` is a dotted Python name (`f`, `a.b.c`, `получить`)."""
+    """Whether `word` is a dotted Python name (`f`, `a.b.c`, `получить`) that the lexer reads as one
+    run of word characters (Python also takes a few other characters in a name, `A·`, `℘`: never a tool's)."""
+    if _NAME_RUN.fullmatch(word) is None:
+        return False
     return word.isidentifier() or ("." in word and all(part.isidentifier() for part in word.split(".")))
 
 

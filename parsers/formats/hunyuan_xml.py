@@ -50,9 +50,8 @@ from ..core.ids import IdFactory
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.xml_parameters import ParameterValueReader
-from .glm_xml import GlmXmlStream
-from .grammar import one_of, structural
-from .key_values import (
+from .families.key_values import (
+    KeyValueStream,
     KeyValueTags,
     key_value_constraints,
     key_value_writer,
@@ -61,6 +60,7 @@ from .key_values import (
     writes_name,
     writes_value,
 )
+from .grammar import one_of, structural
 from .spec import Constraint, Format
 
 SUFFIX = ":opensource"
@@ -95,7 +95,7 @@ BARE = spelling("")
 SPELLINGS = (HY, BARE)
 
 
-class HunyuanXmlStream(GlmXmlStream):
+class HunyuanXmlStream(KeyValueStream):
     """Incremental parser for one response in Hunyuan's tool-call format (`glm_xml`'s machine with
     Hunyuan's tags and block; the block's open picks the spelling of its tags)."""
 

@@ -32,21 +32,7 @@ template writes the default layout, compact.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..core.ids import IdFactory
-from ..core.outside import ThinkMarkers
-from .glm_xml import GlmXmlStream
-from .key_values import (
-    KeyValueTags,
-    key_value_constraints,
-    key_value_writer,
-    needs_declared_tools,
-    tagged_pairs,
-    writes_name,
-    writes_value,
-)
-from .spec import Format
+from .families.key_values import KeyValueFormat, KeyValueTags
 
 
 def _pair(name: str) -> tuple[str, str]:
@@ -67,41 +53,14 @@ IFM = KeyValueTags(
     type_tags=_pair("arg_type"),
     think=_pair("think"),
 )
-THINK_MARKERS = (IFM.think, _pair("think_fast"), _pair("think_faster"))
 
-
-class IfmXmlStream(GlmXmlStream):
-    """Incremental parser for one response in K2 Horizon's XML tool-call layouts (`glm_xml`'s machine
-    with IFM's tags, block and type tag)."""
-
-    format_name = "ifm_xml"
-    kv = IFM
-
-    def __init__(
-        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = THINK_MARKERS
-    ) -> None:
-        super().__init__(tools, id_factory, think_markers=think_markers)
-
-
-write = key_value_writer(IFM)
-"""The default layout (no types), compact."""
-
-required_constraint, auto_constraint = key_value_constraints(IFM, tagged_pairs(IFM))
-
-FORMAT = Format(
+FORMAT = KeyValueFormat(
     "ifm_xml",
     "<ifm|tool_calls><ifm|tool_call>f<ifm|arg_key>k</ifm|arg_key><ifm|arg_value>v</ifm|arg_value>"
     "</ifm|tool_call></ifm|tool_calls> (K2 Horizon)",
-    IfmXmlStream,
-    write,
-    markers=IFM.markers,
-    required=required_constraint,
-    auto=auto_constraint,
-    writes_name=writes_name,
-    writes_value=writes_value(IFM),
-    needs_declared_tools=needs_declared_tools(IFM),
-    typed_values=True,
+    IFM,
+    think=(IFM.think, _pair("think_fast"), _pair("think_faster")),
     vllm_names=("k2_horizon",),
     sglang_names=("k2_horizon",),
     models="K2 Horizon (IFM K2-V3)",
-)
+).format(__name__)

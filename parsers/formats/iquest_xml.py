@@ -24,55 +24,14 @@ text when the engine hands it over, is text here too.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..core.ids import IdFactory
-from ..core.outside import ThinkMarkers
-from .glm_xml import GlmXmlStream
-from .key_values import (
-    KeyValueTags,
-    key_value_constraints,
-    key_value_writer,
-    needs_declared_tools,
-    writes_name,
-    writes_value,
-)
-from .spec import Format
+from .families.key_values import KeyValueFormat, KeyValueTags
 
 IQUEST = KeyValueTags(call_open="<iquest_tool_call>", call_close="</iquest_tool_call>")
 
-
-class IquestXmlStream(GlmXmlStream):
-    """Incremental parser for one response in IQuest Q1's tool-call format (`glm_xml`'s machine with
-    IQuest's call tag)."""
-
-    format_name = "iquest_xml"
-    kv = IQUEST
-
-    def __init__(
-        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = IQUEST.think
-    ) -> None:
-        super().__init__(tools, id_factory, think_markers=think_markers)
-
-
-write = key_value_writer(IQUEST)
-"""The calls back to back, compact."""
-
-required_constraint, auto_constraint = key_value_constraints(IQUEST)
-"""GLM's key and value tags: xgrammar's `glm_xml` style renders a pinned tool's arguments."""
-
-FORMAT = Format(
+FORMAT = KeyValueFormat(
     "iquest_xml",
     "<iquest_tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></iquest_tool_call> (IQuest Q1)",
-    IquestXmlStream,
-    write,
-    markers=IQUEST.markers,
-    required=required_constraint,
-    auto=auto_constraint,
-    writes_name=writes_name,
-    writes_value=writes_value(IQUEST),
-    needs_declared_tools=needs_declared_tools(IQUEST),
-    typed_values=True,
+    IQUEST,
     sglang_names=("iquest_q1",),
     models="IQuest Q1",
-)
+).format(__name__)

@@ -21,27 +21,10 @@ serve Muse Spark with `--tool-call-parser muse_spark`.
 
 from __future__ import annotations
 
-from .minimax_xml import writable_values
-from .muse_atem import (
-    BLOCK_CLOSE,
-    BLOCK_OPEN,
-    EOM,
-    EOT,
-    INVOKE_CLOSE,
-    INVOKE_OPEN,
-    MESSAGE,
-    NOT_TOOLS,
-    OTHER_OPENERS,
-    PARAM_CLOSE,
-    PARAM_OPEN,
-    START,
-    VALUE_END,
-    MuseAtemStream,
-    auto_constraints,
-    required_constraint,
-    write,
-)
-from .spec import Format
+from dataclasses import replace
+
+from .muse_atem import FORMAT as GLIMMER
+from .muse_atem import NOT_TOOLS, MuseAtemStream, auto_constraints
 
 SPARK_NOT_TOOLS = NOT_TOOLS | {"developer"}
 
@@ -57,22 +40,15 @@ class MuseSparkStream(MuseAtemStream):
 
 auto_constraint, writes_name = auto_constraints(SPARK_NOT_TOOLS, MuseSparkStream.reasoning_recipients)
 
-FORMAT = Format(
-    "muse_spark",
-    '<|start|>assistant to=f<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter name="p">v'
-    "</atem:parameter></atem:invoke></atem:function_calls><|eom|> (Muse Spark)",
-    MuseSparkStream,
-    write,
-    markers=(START, MESSAGE, EOM, EOT, BLOCK_OPEN, BLOCK_CLOSE, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE),
-    special_tokens=(START, MESSAGE, EOM, EOT),
-    required=required_constraint,
+FORMAT = replace(
+    GLIMMER,
+    name="muse_spark",
+    summary=GLIMMER.summary.replace("(Muse Glimmer)", "(Muse Spark)"),
+    stream_class=MuseSparkStream,
     auto=auto_constraint,
     writes_name=writes_name,
-    writes_value=writable_values((VALUE_END,), PARAM_CLOSE),
-    other_openers=OTHER_OPENERS,
-    typed_values=True,
     vllm_names=("muse", "musespark"),
+    sglang_names=(),
     models="Muse Spark",
-    reasoning_openers=(),
-    think_blocks=False,
 )
+"""Glimmer's spec with Spark's stream, its strict `auto` and the names its channels leave to tools."""

@@ -38,63 +38,19 @@ outside Seed's block is text (a model that drops `<seed:tool_call>` has not been
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..core.ids import IdFactory
-from ..core.outside import ThinkMarkers
-from .qwen_xml import (
-    FUNCTION_CLOSE,
-    FUNCTION_OPEN,
-    PARAM_CLOSE,
-    PARAM_OPEN,
-    QwenXmlStream,
-    block_constraints,
-    block_writer,
-    value_ends,
-    writable_values,
-    writes_name,
-)
-from .spec import Format
-from .xml_blocks import XmlBlockTags
+from .families.qwen_functions import QwenFunctions
 
 START, END = "<seed:tool_call>", "</seed:tool_call>"
-THINK_MARKERS = ("<seed:think>", "</seed:think>")
-TAGS = XmlBlockTags(START, END, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, call_word="function")
 
-
-class SeedXmlStream(QwenXmlStream):
-    """Incremental parser for one response in Seed-OSS's tool-call format (`qwen_xml`'s machine with
-    Seed's block and think tags)."""
-
-    format_name = "seed_xml"
-    tags = TAGS
-    parameter_ends = value_ends(TAGS, inline=True)
-    framing_newlines = False  # Seed's template writes a value right between its tags: all of it is data
-    bare_calls = False  # Seed's block is `<seed:tool_call>`: a `<function=` outside it stays text
-
-    def __init__(
-        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = THINK_MARKERS
-    ) -> None:
-        super().__init__(tools, id_factory, think_markers=think_markers)
-
-
-write = block_writer(TAGS, inline=True)
-"""Each value right between its tags, as Seed-OSS's template writes it."""
-
-required_constraint, auto_constraint = block_constraints(TAGS, inline=True)
-
-FORMAT = Format(
+FORMAT = QwenFunctions(
     "seed_xml",
     "<seed:tool_call>\\n<function=f>\\n<parameter=p>v</parameter>\\n</function>\\n</seed:tool_call> (Seed-OSS)",
-    SeedXmlStream,
-    write,
-    markers=(START, END, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE),
+    start=START,
+    end=END,
+    inline=True,  # Seed's template writes a value right between its tags: all of it is data
+    bare_calls=False,  # Seed's block is `<seed:tool_call>`: a `<function=` outside it stays text
+    think=("<seed:think>", "</seed:think>"),
     special_tokens=(START, END),
-    required=required_constraint,
-    auto=auto_constraint,
-    writes_name=writes_name,
-    writes_value=writable_values(TAGS, inline=True),
-    typed_values=True,
     vllm_names=("seed_oss",),
     models="ByteDance Seed-OSS",
-)
+).format(__name__)
