@@ -6,6 +6,7 @@ admitted. Without strict, the same calls are returned as the model wrote them.""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from helpers import both_paths, calls_of, char_chunks, run_chunks
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from toolcall_parsers import FORMATS
+from toolcall_parsers import FORMATS, parse
 from toolcall_parsers.core.events import CallArgs, CallStart, build_result
 
 PICK = {
@@ -134,3 +135,91 @@ def test_strict_returns_exactly_the_calls_that_validate(fmt, calls):
     result = both_paths(fmt, text, tools, strict=True)
     valid = [args for args in calls if jsonschema.Draft202012Validator(SCHEMA_KEYWORDS).is_valid(args)]
     assert [args for _, args in calls_of(result)] == valid
+
+
+def _one_tool(schema: dict[str, Any], name: str = "f") -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": name, "parameters": schema}}]
+
+
+def test_a_ref_the_schema_does_not_hold_is_never_fetched(tmp_path):
+    """An `http://` or `file://` `$ref` is not retrieved (jsonschema's default would fetch it while
+    the engine waits): the call cannot be checked, so it is text."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.setblocking(False)
+    allowing = tmp_path / "any.json"
+    allowing.write_text("{}", encoding="utf-8")
+    for ref in (f"http://127.0.0.1:{server.getsockname()[1]}/schema", allowing.as_uri()):
+        schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "not": {"$ref": ref}}
+        text = _text("qwen_xml", [("f", {"a": 1})])
+        assert both_paths("qwen_xml", text, _one_tool(schema), strict=True).calls == []
+    with pytest.raises(BlockingIOError):
+        server.accept()  # nobody connected
+    server.close()
+
+
+def test_local_refs_are_checked():
+    positive = {"type": "integer", "minimum": 1}
+    schema = {"type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}, "$defs": {"P": positive}}
+    for p, kept in ((2, 1), (0, 0)):
+        text = _text("hermes_json", [("f", {"p": p})])
+        assert len(both_paths("hermes_json", text, _one_tool(schema), strict=True).calls) == kept
+
+
+def test_unique_items_compares_as_json_schema_does_in_linear_time():
+    schema = {"type": "object", "properties": {"a": {"type": "array", "uniqueItems": True}}}
+    cases = [([1, 1.0], 0), ([1, True], 1), ([{"k": i} for i in range(3000)], 1), ([{"x": [1]}, {"x": [1.0]}], 0)]
+    for items, kept in cases:
+        result = parse("hermes_json", _text("hermes_json", [("f", {"a": items})]), _one_tool(schema), strict=True)
+        assert len(result.calls) == kept, items[:3]
+
+
+def test_a_schema_whose_branches_multiply_refuses_the_call_within_its_budget():
+    """Nested `anyOf` branches double the work per level: past the budget the call is text (the
+    budget grows with the arguments' length, so the cost stays linear), a shallow one is checked."""
+    node = {"$ref": "#/$defs/N"}
+    branches = [{"type": "array", "items": node, "contains": {"type": "string"}}, {"type": "array", "items": node}]
+    schema = {"type": "object", "properties": {"x": node}, "$defs": {"N": {"anyOf": branches}}}
+    for depth, kept in ((6, 1), (30, 0)):
+        text = '<tool_call>{"name": "f", "arguments": {"x": %s}}</tool_call>' % ("[" * depth + "]" * depth)
+        assert len(both_paths("hermes_json", text, _one_tool(schema), strict=True).calls) == kept
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text"),
+    [
+        ("hermes_json", '<tool_call>{"name": "run", "arguments": {"cmd": "rm -rf ~", "cmd": "ls"}}</tool_call>'),
+        (
+            "qwen_xml",
+            "<tool_call>\n<function=run>\n<parameter=cmd>\nrm -rf ~\n</parameter>\n<parameter=cmd>\nls\n</parameter>\n"
+            "</function>\n</tool_call>",
+        ),
+    ],
+)
+def test_a_key_written_twice_is_no_strict_call(fmt, text):
+    """The check sees one value of a key named twice, a client's decoder may keep the other: refused."""
+    schema = {"type": "object", "properties": {"cmd": {"enum": ["ls", "pwd"]}}, "additionalProperties": False}
+    assert both_paths(fmt, text, _one_tool(schema, "run"), strict=True).calls == []
+    assert len(both_paths(fmt, text, _one_tool(schema, "run")).calls) == 1  # not strict: read as ever
+
+
+def test_deep_arguments_get_the_same_answer_at_any_stack_depth():
+    schema = {"type": "object"}
+    shallow, deep = ({"a": [[[1]]]}, 1), ({"a": json.loads("[" * 80 + "]" * 80)}, 0)
+
+    def at_depth(levels: int, text: str) -> int:
+        if levels:
+            return at_depth(levels - 1, text)
+        return len(parse("hermes_json", text, _one_tool(schema), strict=True).calls)
+
+    for arguments, kept in (shallow, deep):
+        text = _text("hermes_json", [("f", arguments)])
+        assert {at_depth(levels, text) for levels in (0, 200, 400)} == {kept}
+
+
+def test_strict_takes_a_set_of_names_not_a_string():
+    with pytest.raises(TypeError, match="hermes_json: strict takes"):
+        parse("hermes_json", "x", TOOLS, strict="pick")

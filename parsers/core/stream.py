@@ -323,17 +323,17 @@ class FormatStream:
     def _end_call(self, key: int, arguments: dict[str, Any]) -> None:
         held = self._held
         if held is not None and held.key == key:
-            if held.pinned and self._refused(held.name, arguments):
+            if held.pinned and self._refused(held.name, arguments, "".join(held.fragments)):
                 return
             self._release()
         if key in self._shown:
             self._out.append(CallEnd(self._shown[key], arguments))
             self._calls_done += 1
 
-    def _refused(self, name: str, arguments: dict[str, Any]) -> bool:
+    def _refused(self, name: str, arguments: dict[str, Any], arguments_json: str) -> bool:
         """A strict call is complete: whether its schema refuses it (then it is text, and logged)."""
         assert self._check is not None and self._write_refused is not None
-        reason = self._check.reason(name, arguments)
+        reason = self._check.reason(name, arguments, arguments_json)
         if reason is None:
             return False
         self._held = None

@@ -193,6 +193,8 @@ class Format:
     def check_strict(self, stream: FormatStream, strict: Strictness | set[str]) -> None:
         """Have `stream` check the calls to the tools `strict` names against their schemas, where
         this format's constraints pin arguments (elsewhere strict constrains only the envelope)."""
+        if isinstance(strict, str) or not isinstance(strict, (bool, set, frozenset, list, tuple)):
+            raise TypeError(f"{self.name}: strict takes True, False or a set of tool names, not {strict!r}")
         if strict is not False and self.pins_arguments:
             stream.pin_arguments(None if strict is True else frozenset(strict), self._refused_text)
 
