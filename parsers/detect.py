@@ -391,6 +391,7 @@ FRAME_DEFAULTS: dict[str, str] = {
     "deepseek_json": "the format of DeepSeek V3, R1 and V3.1 (V3.2 and later templates teach DSML)",
     "gigachat_json": "the format of the open GigaChat 3 and 3.1 models",
     "harmony_json": "gpt-oss's, the models whose turns these are",
+    "muse_atem": "Muse Glimmer's, the first released model whose turns these are (Muse Spark's are alike)",
 }
 """Where several of our templates frame turns alike, the one a template that teaches no format of
 ours gets, and why (the format most models with those turns are trained on). `test_detect` holds

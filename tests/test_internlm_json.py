@@ -41,4 +41,4 @@ def test_an_action_for_another_plugin_is_text(plugin):
 
 
 def test_the_writer_writes_internlms_parameters_key():
-    assert internlm.write([("get_weather", {"city": "Tokyo"})]) == f"{internlm.START}{BODY}{internlm.ACTION_END}"
+    assert internlm.FORMAT.write([("get_weather", {"city": "Tokyo"})]) == f"{internlm.START}{BODY}{internlm.ACTION_END}"

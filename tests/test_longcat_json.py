@@ -42,6 +42,6 @@ def test_the_writer_and_the_constraint_spell_a_call_alike():
     """The required constraint's tag is the writer's text up to the arguments and after them."""
     from toolcall_parsers.formats.spec import ConstraintRequest
 
-    written = longcat.write([("get_weather", {"city": "Tokyo"})])
-    element = longcat.required_constraint(ConstraintRequest({"get_weather": {"type": "object"}}))["format"]["tags"][0]
+    written = longcat.FORMAT.write([("get_weather", {"city": "Tokyo"})])
+    element = longcat.FORMAT.required(ConstraintRequest({"get_weather": {"type": "object"}}))["format"]["tags"][0]
     assert written == element["begin"] + '{"city": "Tokyo"}' + element["end"]

@@ -32,42 +32,24 @@ parser reads back; the writer and the template shipped here use 3.1's spelling. 
 
 from __future__ import annotations
 
-from .hermes_json import HermesJsonStream, JsonBlockTags
+from .families.json_blocks import JsonBlockFormat, JsonBlockTags
 from .marked_json import NEXT_CALL_OBJECT
-from .spec import Format
 
 TOKEN, ROLE = "<|function_call|>", "function call<|role_sep|>"
 MESSAGE_END = "<|message_sep|>"
 ROLE_AFTER_MESSAGE = MESSAGE_END + "\n\n" + ROLE
-TAGS = JsonBlockTags(TOKEN, None, after_start="", before_end="", separator="")
 
-
-class GigachatJsonStream(HermesJsonStream):
-    """Incremental parser for one response in GigaChat 3 / 3.1's tool-call format (`hermes_json`'s
-    machine with GigaChat's headers)."""
-
-    format_name = "gigachat_json"
-    start_markers = (TOKEN, ROLE_AFTER_MESSAGE, ROLE)
-    end_marker = MESSAGE_END
-
-
-write = TAGS.writer()
-"""`<|function_call|>{"name": .., "arguments": ..}` per call, as GigaChat 3.1 writes a call."""
-
-required_constraint, auto_constraint = TAGS.constraints()
-
-FORMAT = Format(
+FORMAT = JsonBlockFormat(
     "gigachat_json",
     '<|function_call|>{"name": .., "arguments": {..}} (GigaChat 3.1; 3: function call<|role_sep|>)',
-    GigachatJsonStream,
-    write,
+    # `<|function_call|>{"name": .., "arguments": ..}` per call, as GigaChat 3.1 writes a call
+    JsonBlockTags(TOKEN, None, after_start="", before_end="", separator=""),
+    spellings=(ROLE_AFTER_MESSAGE, ROLE),
+    end_marker=MESSAGE_END,
     markers=(TOKEN, ROLE, MESSAGE_END),
     special_tokens=(TOKEN, MESSAGE_END, "<|role_sep|>"),
-    required=required_constraint,
-    auto=auto_constraint,
-    call_tag=TAGS.call_tag(),
     other_openers=((ROLE, TOKEN), NEXT_CALL_OBJECT),
     vllm_names=("gigachat3",),
     sglang_names=("gigachat3",),
     models="Sber GigaChat 3 / 3.1 (10B-A1.8B, 702B-A36B)",
-)
+).format(__name__)

@@ -26,38 +26,16 @@ its template instructs; that is a call like any other here, for the client to se
 
 from __future__ import annotations
 
-from .hermes_json import HermesJsonStream, JsonBlockTags
+from .families.json_blocks import JsonBlockFormat, JsonBlockTags
 from .marked_json import NEXT_CALL_OBJECT
-from .spec import Format
 
 START = "<function_call>"
-TAGS = JsonBlockTags(START, None, after_start=" ")
 
-
-class GraniteFcJsonStream(HermesJsonStream):
-    """Incremental parser for one response in granite-20b-functioncalling's format (`hermes_json`'s
-    machine with `<function_call>` and no closing tag)."""
-
-    format_name = "granite_fc_json"
-    start_markers = (START,)
-    end_marker = None
-
-
-write = TAGS.writer()
-"""`<function_call> {"name": .., "arguments": ..}` per call, a newline between."""
-
-required_constraint, auto_constraint = TAGS.constraints()
-
-FORMAT = Format(
+FORMAT = JsonBlockFormat(
     "granite_fc_json",
     '<function_call> {"name": .., "arguments": {..}} per call, no closing tag (granite-20b-functioncalling)',
-    GraniteFcJsonStream,
-    write,
-    markers=(START,),
-    required=required_constraint,
-    auto=auto_constraint,
+    JsonBlockTags(START, None, after_start=" "),  # `<function_call> {..}` per call, a newline between
     other_openers=(NEXT_CALL_OBJECT,),
-    call_tag=TAGS.call_tag(),
     vllm_names=("granite-20b-fc",),
     models="IBM granite-20b-functioncalling",
-)
+).format(__name__)

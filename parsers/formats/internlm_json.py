@@ -31,40 +31,21 @@ InternLM's own chat format does.
 
 from __future__ import annotations
 
-from .hermes_json import HermesJsonStream, JsonBlockTags
-from .spec import Format
+from .families.json_blocks import JsonBlockFormat, JsonBlockTags
 
 ACTION_START, PLUGIN, ACTION_END = "<|action_start|>", "<|plugin|>", "<|action_end|>"
 START, SPACED_START = ACTION_START + PLUGIN, f"{ACTION_START} {PLUGIN}"
-TAGS = JsonBlockTags(START, ACTION_END, before_end="", arguments_key="parameters")
 
-
-class InternlmJsonStream(HermesJsonStream):
-    """Incremental parser for one response in InternLM's tool-call format (`hermes_json`'s machine
-    with InternLM's action tokens)."""
-
-    format_name = "internlm_json"
-    start_markers = (START, SPACED_START)
-    end_marker = ACTION_END
-
-
-write = TAGS.writer()
-"""One block per call: the opener, a newline, the call object, `<|action_end|>`; a newline between."""
-
-required_constraint, auto_constraint = TAGS.constraints()
-
-FORMAT = Format(
+FORMAT = JsonBlockFormat(
     "internlm_json",
     '<|action_start|><|plugin|>\\n{"name": .., "parameters": {..}}<|action_end|> (InternLM, Intern-S1)',
-    InternlmJsonStream,
-    write,
+    # one block per call: the opener, a newline, the call object, `<|action_end|>`; a newline between
+    JsonBlockTags(START, ACTION_END, before_end="", arguments_key="parameters"),
+    spellings=(SPACED_START,),
     markers=(ACTION_START, PLUGIN, ACTION_END),
     special_tokens=(ACTION_START, PLUGIN, ACTION_END),
-    required=required_constraint,
     other_openers=((SPACED_START, START),),
-    auto=auto_constraint,
-    call_tag=TAGS.call_tag(),
     vllm_names=("internlm",),
     sglang_names=("interns1",),
     models="InternLM2 / 2.5 / 3 chat, Intern-S1",
-)
+).format(__name__)

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .hermes_json import HermesJsonStream
+from .families.json_blocks import JsonBlockStream
 from .marked_json import array_constraints, array_writer, headed_calls, name_arguments_begin
 from .spec import CallTag, Format
 
 START, END = "<tool_calls>", "</tool_calls>"
 
 
-class JambaJsonStream(HermesJsonStream):
+class JambaJsonStream(JsonBlockStream):
     """Incremental parser for one response in Jamba's and Hunyuan-A13B's tool-call format
     (`hermes_json`'s machine with the `<tool_calls>` tags)."""
 

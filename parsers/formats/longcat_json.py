@@ -24,37 +24,15 @@ pairs are another format, not read here.
 
 from __future__ import annotations
 
-from .hermes_json import HermesJsonStream, JsonBlockTags
-from .spec import Format
+from .families.json_blocks import JsonBlockFormat, JsonBlockTags
 
 START, END = "<longcat_tool_call>", "</longcat_tool_call>"
-TAGS = JsonBlockTags(START, END)
 
-
-class LongcatJsonStream(HermesJsonStream):
-    """Incremental parser for one response in LongCat-Flash's tool-call format (`hermes_json`'s
-    machine with LongCat's tags)."""
-
-    format_name = "longcat_json"
-    start_markers = (START,)
-    end_marker = END
-
-
-write = TAGS.writer()
-"""One block per call, a newline inside each tag and between blocks, as LongCat's template writes them."""
-
-required_constraint, auto_constraint = TAGS.constraints()
-
-FORMAT = Format(
+FORMAT = JsonBlockFormat(
     "longcat_json",
     '<longcat_tool_call>{"name": .., "arguments": {..}}</longcat_tool_call> (LongCat-Flash)',
-    LongcatJsonStream,
-    write,
-    markers=(START, END),
+    JsonBlockTags(START, END),  # a newline inside each tag and between blocks, as LongCat's template writes
     special_tokens=(START, END),
-    required=required_constraint,
-    auto=auto_constraint,
-    call_tag=TAGS.call_tag(),
     vllm_names=("longcat",),
     models="Meituan LongCat-Flash (Chat, Thinking)",
-)
+).format(__name__)

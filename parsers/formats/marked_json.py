@@ -41,15 +41,15 @@ from ..core.ids import IdFactory
 from ..core.json_calls import DEFAULT_SHAPE, CallShape, JsonCallReader
 from ..core.json_lexer import json_text
 from ..core.outside import ThinkMarkers
+from .families.json_blocks import JsonBlockStream
 from .grammar import Element, const, json_value, repeated, sequence, structural, tag, triggered
-from .hermes_json import HermesJsonStream
 from .spec import Call, Constraint, ConstraintRequest, Writer
 
 CallObject = Callable[[str, dict[str, Any]], dict[str, Any]]
 """A call as the format's JSON object (name and arguments in its keys)."""
 
 
-class MarkedJsonStream(HermesJsonStream):
+class MarkedJsonStream(JsonBlockStream):
     """Incremental parser for one response of a format of this family: `hermes_json`'s machine
     (its `start_markers` and `end_marker` set by the format), reading the format's `shape` of call
     objects (see the module docstring)."""

@@ -22,6 +22,7 @@ from ...core.xml_parameters import ValueEnd
 from ..grammar import Element, const, declared_arguments, regex, repeated, sequence, structural, tag, triggered
 from ..spec import Call, Constraint, ConstraintRequest, Format, Writer
 from ..xml_blocks import FIRST_FORMAT_STATE, VALUE, XmlBlockStream, XmlBlockTags, raw_value
+from . import format_stream
 
 NOT_A_NAME = re.compile(r"""[\s"'{}<>]""")
 """What a NAME never holds (so Hermes's `<tool_call>\\n{"name": ..}` is no call)."""
@@ -389,21 +390,7 @@ class KeyValueFormat:
         """The format's stream class, declared in `module` (where its docs are read)."""
         think = self.think or (self.kv.think,)
         default: ThinkMarkers = think[0] if len(think) == 1 else think  # type: ignore[assignment]
-
-        class Stream(KeyValueStream):
-            kv = self.kv
-
-            def __init__(
-                self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = default
-            ) -> None:
-                super().__init__(tools, id_factory, think_markers=think_markers)
-
-        stem = "".join(part.title() for part in self.name.split("_"))
-        Stream.__name__ = Stream.__qualname__ = f"{stem}Stream"
-        Stream.__module__ = module
-        Stream.__doc__ = f"Incremental parser for one response of `{self.name}` (the key-and-value family)."
-        Stream.format_name = self.name
-        return Stream
+        return format_stream(KeyValueStream, self.name, module, "the key-and-value family", default, kv=self.kv)
 
     def format(self, module: str) -> Format:
         """The format: its stream (declared in `module`), writer, constraints and facts, all from

@@ -20,6 +20,7 @@ from ...core.xml_parameters import ValueEnd, ends_inside
 from ..grammar import Element, const, declared_arguments, regex, repeated, sequence, structural, tag, triggered
 from ..spec import Call, Constraint, ConstraintRequest, Format, Writer
 from ..xml_blocks import XmlBlockStream, XmlBlockTags, raw_value
+from . import format_stream
 
 FUNCTION_OPEN, FUNCTION_CLOSE = "<function=", "</function>"
 PARAM_OPEN, PARAM_CLOSE = "<parameter=", "</parameter>"
@@ -199,24 +200,17 @@ class QwenFunctions:
 
     def stream_class(self, module: str) -> type[QwenFunctionsStream]:
         """The format's stream class, declared in `module` (where its docs are read)."""
-        think = self.think
-
-        class Stream(QwenFunctionsStream):
-            def __init__(
-                self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = think
-            ) -> None:
-                super().__init__(tools, id_factory, think_markers=think_markers)
-
-        stem = "".join(part.title() for part in self.name.split("_"))
-        Stream.__name__ = Stream.__qualname__ = f"{stem}Stream"
-        Stream.__module__ = module
-        Stream.__doc__ = f"Incremental parser for one response of `{self.name}` (the Qwen3-Coder XML family)."
-        Stream.format_name = self.name
-        Stream.tags = self.tags
-        Stream.parameter_ends = value_ends(self.tags, inline=self.inline)
-        Stream.framing_newlines = not self.inline
-        Stream.bare_calls = self.bare_calls
-        return Stream
+        return format_stream(
+            QwenFunctionsStream,
+            self.name,
+            module,
+            "the Qwen3-Coder XML family",
+            self.think,
+            tags=self.tags,
+            parameter_ends=value_ends(self.tags, inline=self.inline),
+            framing_newlines=not self.inline,
+            bare_calls=self.bare_calls,
+        )
 
     def format(self, module: str) -> Format:
         """The format: its stream (declared in `module`), writer, constraints and facts, all from
