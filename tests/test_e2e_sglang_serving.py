@@ -321,7 +321,7 @@ def test_required_and_named_through_the_serving_layer(stack, fmt, choice):
     tool_choice = "required" if choice == "required" else {"type": "function", "function": {"name": "get_weather"}}
     sample = REQUIRED_SAMPLES[fmt][0]
     expected = [(c.name, c.arguments_json) for c in parse(fmt, sample, BASE_TOOLS).calls]
-    own = FORMATS[fmt].required is not None
+    own = FORMATS[fmt].required_constraint is not None
     if not own:  # no grammar of its own: SGLang's JSON array, read by SGLang's own parser
         ((name, arguments),) = [(c.name, c.arguments) for c in parse(fmt, sample, BASE_TOOLS).calls]
         sample = json.dumps([{"name": name, "parameters": arguments}])

@@ -325,7 +325,7 @@ STRICT = {
 
 
 def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_schema():
-    grammar = tag_grammar(glm.FORMAT.required(ConstraintRequest({"get_weather": STRICT, "now": {}})))
+    grammar = tag_grammar(glm.FORMAT.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
     good = glm.FORMAT.write([("get_weather", {"city": "Paris", "days": 3}), ("now", {})])
     assert grammar_accepts(grammar, good) and calls_of(both(good)) == [
         ("get_weather", {"city": "Paris", "days": 3}),
@@ -340,22 +340,22 @@ def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_sche
         "",
     ):
         assert not grammar_accepts(grammar, bad), bad
-    single = tag_grammar(glm.FORMAT.required(ConstraintRequest({"get_weather": STRICT}, single=True)))
+    single = tag_grammar(glm.FORMAT.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
     assert not grammar_accepts(
         single, glm.FORMAT.write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})])
     )
 
 
 def test_strict_auto_admits_prose_and_holds_calls_to_declared_tools():
-    grammar = tag_grammar(glm.FORMAT.auto(ConstraintRequest({"get_weather": STRICT}, strict=None)))
+    grammar = tag_grammar(glm.FORMAT.auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=None)))
     good = "Sure." + glm.FORMAT.write([("get_weather", {"city": "Paris"})])
     assert grammar_accepts(grammar, good) and grammar_accepts(grammar, "Just prose.")
     assert not grammar_accepts(grammar, "Sure." + glm.FORMAT.write([("evil", {"city": "Paris"})]))
     assert not grammar_accepts(grammar, "Sure." + glm.FORMAT.write([("get_weather", {"city": "Paris", "days": "x"})]))
-    loose = tag_grammar(glm.FORMAT.auto(ConstraintRequest({"get_weather": STRICT}, strict=frozenset())))
+    loose = tag_grammar(glm.FORMAT.auto_constraint(ConstraintRequest({"get_weather": STRICT}, strict=frozenset())))
     assert grammar_accepts(loose, "Sure." + glm.FORMAT.write([("get_weather", {"city": "Paris", "days": "x"})]))
     open_schema = {"type": "object", "properties": {"a": {}}, "additionalProperties": True}
-    held = tag_grammar(glm.FORMAT.required(ConstraintRequest({"f": open_schema})))
+    held = tag_grammar(glm.FORMAT.required_constraint(ConstraintRequest({"f": open_schema})))
     assert grammar_accepts(held, glm.FORMAT.write([("f", {"a": "x", "b": {"c": 1}})]))
 
 

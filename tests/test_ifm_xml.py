@@ -78,12 +78,12 @@ def test_our_template_history_reads_back(smollm2_tokenizer):
 
 def test_required_pins_the_schema():
     schemas = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
-    grammar = tag_grammar(ifm.FORMAT.required(ConstraintRequest(schemas)))
+    grammar = tag_grammar(ifm.FORMAT.required_constraint(ConstraintRequest(schemas)))
     assert grammar_accepts(
         grammar, ifm.FORMAT.write([("lookup", {"query": "x", "limit": 3}), ("free", {"any": "thing"})])
     )
     assert not grammar_accepts(grammar, ifm.FORMAT.write([("lookup", {"limit": 3})]))  # query is required
     closed = {"lookup": {**schemas["lookup"], "additionalProperties": False}}
-    grammar = tag_grammar(ifm.FORMAT.required(ConstraintRequest(closed)))
+    grammar = tag_grammar(ifm.FORMAT.required_constraint(ConstraintRequest(closed)))
     assert grammar_accepts(grammar, ifm.FORMAT.write([("lookup", {"query": "x </ifm|arg_key> y", "limit": 3})]))
     assert not grammar_accepts(grammar, ifm.FORMAT.write([("lookup", {"query": "x", "limit": "three"})]))

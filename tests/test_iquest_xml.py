@@ -56,7 +56,7 @@ def test_our_template_history_reads_back(smollm2_tokenizer):
 
 
 def test_required_pins_the_schema_in_glms_style():
-    grammar = tag_grammar(iq.FORMAT.required(ConstraintRequest({"run": TOOLS[0]["function"]["parameters"]})))
+    grammar = tag_grammar(iq.FORMAT.required_constraint(ConstraintRequest({"run": TOOLS[0]["function"]["parameters"]})))
     assert grammar_accepts(grammar, iq.FORMAT.write(CALLS))
     assert not grammar_accepts(grammar, iq.FORMAT.write([("run", {"count": 2})]))  # code is required
     assert not grammar_accepts(grammar, iq.FORMAT.write([("walk", {"code": "x"})]))

@@ -43,5 +43,7 @@ def test_the_writer_and_the_constraint_spell_a_call_alike():
     from toolcall_parsers.formats.spec import ConstraintRequest
 
     written = longcat.FORMAT.write([("get_weather", {"city": "Tokyo"})])
-    element = longcat.FORMAT.required(ConstraintRequest({"get_weather": {"type": "object"}}))["format"]["tags"][0]
+    element = longcat.FORMAT.required_constraint(ConstraintRequest({"get_weather": {"type": "object"}}))["format"][
+        "tags"
+    ][0]
     assert written == element["begin"] + '{"city": "Tokyo"}' + element["end"]

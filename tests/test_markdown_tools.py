@@ -10,7 +10,7 @@ import pytest
 from helpers import counter_ids, random_chunks, result_of, run_chunks, spy_on_readers
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, parse
 from toolcall_parsers.core.stream import NotACall
-from toolcall_parsers.formats.tool_blocks import BlockCall, positional_parameters, split_words
+from toolcall_parsers.formats.gptme_blocks import BlockCall, positional_parameters, split_words
 
 
 def tool(name, properties, required):

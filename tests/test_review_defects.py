@@ -99,7 +99,7 @@ from hypothesis import strategies as st  # noqa: E402
 from toolcall_parsers.core.logs import logs_silenced  # noqa: E402
 from toolcall_parsers.formats import ConstraintRequest  # noqa: E402
 
-CONSTRAINED = [name for name, fmt in FORMATS.items() if fmt.required is not None]
+CONSTRAINED = [name for name, fmt in FORMATS.items() if fmt.required_constraint is not None]
 NAMES = st.one_of(
     st.text(min_size=1, max_size=12),
     st.sampled_from(["get weather", "weather:get", "météo", "fs/write", "a`b", " pad", "x\ny", "a<b", 'q"t', "a.b-c"]),

@@ -333,7 +333,7 @@ def sampling_constraint(fmt: str, tool_choice: Any, parallel: bool = True, token
 NAMED = ToolChoice(function={"name": "get_weather"})
 
 
-@pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.required is not None])
+@pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.required_constraint is not None])
 def test_required_and_named_are_constrained_to_the_format(fmt, grammar_backend, smollm2_tokenizer):
     one, two = REQUIRED_SAMPLES[fmt]
     for choice, parallel in (("required", True), ("required", False), (NAMED, True)):
@@ -358,7 +358,7 @@ def test_mistral_constraint_follows_the_tokenizer(grammar_backend, smollm2_token
     assert not accepts(grammar_backend, smollm2_tokenizer, key, REQUIRED_SAMPLES["mistral_json"][0])
 
 
-@pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.required is None])
+@pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.required_constraint is None])
 def test_formats_without_a_constraint_use_sglang_json_array(fmt):
     constraint, params = sampling_constraint(fmt, "required")
     assert constraint[0] == "json_schema" and "json_schema" in params
@@ -368,7 +368,7 @@ def test_formats_without_a_constraint_use_sglang_json_array(fmt):
 STRICT_TOOLS = [{**t, "function": {**t["function"], "strict": True}} for t in BASE_TOOLS]
 
 
-@pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.auto or fmt.call_tag])
+@pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.auto_constraint or fmt.call_tag])
 def test_strict_auto_is_constrained_and_compiles(fmt, grammar_backend, smollm2_tokenizer):
     """A strict tool with `tool_choice="auto"`: free text, calls following their schema."""
     from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest

@@ -23,7 +23,7 @@ STRICT_SCHEMA = {
     "additionalProperties": False,
 }
 BLOCK_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-AUTO = [name for name, fmt in FORMATS.items() if fmt.auto is not None]
+AUTO = [name for name, fmt in FORMATS.items() if fmt.auto_constraint is not None]
 
 
 def _schema(fmt: str) -> dict[str, Any]:
@@ -255,7 +255,7 @@ DEFS_SCHEMA = {
 }
 
 
-@pytest.mark.parametrize("fmt", [name for name, spec in FORMATS.items() if spec.required is not None])
+@pytest.mark.parametrize("fmt", [name for name, spec in FORMATS.items() if spec.required_constraint is not None])
 @pytest.mark.parametrize("auto", [False, True], ids=["required", "auto"])
 def test_every_constraint_compiles_for_prefix_names_and_refs(fmt, auto):
     """Tools whose names begin one another (`get`, `get_weather`: markdown_tools' two fence triggers

@@ -30,7 +30,7 @@ SCHEMA = {
     "additionalProperties": False,
 }
 BLOCK_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-STRICT = [name for name, fmt in FORMATS.items() if fmt.auto is not None]
+STRICT = [name for name, fmt in FORMATS.items() if fmt.auto_constraint is not None]
 
 
 def _schema(name: str) -> dict[str, Any]:
@@ -164,7 +164,7 @@ def test_with_the_parsers_check_no_admitted_text_returns_an_unchecked_call(name,
         _checked(name, text, strict=True)
 
 
-REQUIRED = [name for name, fmt in FORMATS.items() if fmt.required is not None]
+REQUIRED = [name for name, fmt in FORMATS.items() if fmt.required_constraint is not None]
 
 
 @pytest.mark.parametrize("name", REQUIRED)

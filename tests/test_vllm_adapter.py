@@ -221,7 +221,7 @@ def test_adjust_request_keeps_special_tokens_and_constrains_required(tokenizer, 
     assert request.spaces_between_special_tokens is not bool(spec.special_tokens)
     if spec.vllm_tag_model is not None:  # vLLM's own tag for the format
         assert request.structured_outputs is not None and spec.markers[0] in request.structured_outputs.structural_tag
-    elif spec.required is None:  # vLLM's JSON fallback
+    elif spec.required_constraint is None:  # vLLM's JSON fallback
         assert request.structured_outputs is not None and request.structured_outputs.json is not None
     else:  # the format's own constraint, for this tokenizer
         wanted = ConstraintRequest(ToolIndex(TOOLS).schemas, vocabulary=vocabulary(tokenizer))
@@ -250,7 +250,7 @@ STRICT_TOOLS = [
 ]
 
 
-@pytest.mark.parametrize("fmt", [name for name, spec in FORMATS.items() if spec.auto is not None])
+@pytest.mark.parametrize("fmt", [name for name, spec in FORMATS.items() if spec.auto_constraint is not None])
 @pytest.mark.parametrize(
     ("kwargs", "pinned", "single"),
     [

@@ -9,7 +9,7 @@ import pytest
 from helpers import counter_ids, random_chunks, result_of, run_chunks, spy_on_readers
 from toolcall_parsers import CallArgs, CallEnd, CallStart, Text, get_format, parse
 from toolcall_parsers.core.xml_entities import decode_entities, entity_at
-from toolcall_parsers.formats.tool_blocks import split_words
+from toolcall_parsers.formats.gptme_blocks import split_words
 
 
 def tool(name, properties, required):

@@ -5,7 +5,7 @@ Both readers have one shape (h11's readers): `read(text, pos)` consumes what it 
 it stopped, or None to hold the rest back; `closed` says the closing markup has been read. Every
 piece read goes to `emit` as it is read (a format keeps a call block's text, to return it as text
 if the block is not a call; a content fence's text goes out as text). When the body is a value, its
-content also goes to `content` (`tool_blocks.BlockBody`): text through `write`, each line break
+content also goes to `content` (`gptme_blocks.BlockBody`): text through `write`, each line break
 through `hold_break`, since the line break before the closing markup is framing, not content.
 Line breaks are `core.lines`': a `\\r\\n` is one line break, and a `\\r` that ends the text read
 so far waits for the next piece.
@@ -41,7 +41,7 @@ _ELEMENT_STOP = re.compile(f"[<&]|{BREAK_PATTERN}")
 
 
 class BodyContent(Protocol):
-    """Where a body's content goes when it is a value (`tool_blocks.BlockBody`)."""
+    """Where a body's content goes when it is a value (`gptme_blocks.BlockBody`)."""
 
     def write(self, data: str) -> None: ...
 

@@ -451,7 +451,7 @@ class GemmaArguments:
 
 # -- constraints: the same syntax as a grammar ------------------------------------------------------
 
-# Numbers bounded as `formats.grammar.finite_number` bounds a raw one (a finite float, shorter than
+# Numbers bounded as `formats.constraints.finite_number` bounds a raw one (a finite float, shorter than
 # the scalar bound): the parser reads back every number the constraint admits.
 _BASE = r"""
 str ::= "<|\"|>" strchar* "<|\"|>"

@@ -22,7 +22,7 @@ from typing import Any
 MAX_DEPTH = 16
 MAX_RULES = 2_000
 
-# Numbers are bounded as `formats.grammar.finite_number` bounds a raw one: a finite float, shorter
+# Numbers are bounded as `formats.constraints.finite_number` bounds a raw one: a finite float, shorter
 # than the parsers' scalar bound, so the parser reads back every number the constraint admits.
 BASE_RULES = r"""
 ws ::= [ \t\n]*

@@ -1,7 +1,7 @@
 """The registry of wire formats: name -> `Format`, found, not listed.
 
 Every module of this package that declares `FORMAT` (a `spec.Format`) is a format; the others are
-shared family machines (`xml_blocks`, `tool_blocks`) and the spec itself; a module whose name starts
+shared family machines (`call_blocks`, `gptme_blocks`) and the spec itself; a module whose name starts
 with `_` is not looked at (a format in the making). Adding a format is adding
 its module (with its template and corpus file); the engines' classes, the tools and the tests all
 iterate `FORMATS`. Order is by name, so it never depends on the file system.

@@ -45,11 +45,11 @@ from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.typed_values import decoded_string
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
+from .call_blocks import raw_value
 from .channel_messages import BARE_TRIGGER, CALL, ChannelStream, bare_calls, calls_after_prompt
-from .grammar import Element, const, declared_arguments, optional, regex, sequence, structural, tag, triggered
+from .constraints import Element, const, declared_arguments, optional, regex, sequence, structural, tag, triggered
 from .harmony_json import CALL_END, CHANNEL, CLOSERS, CONSTRAIN, END, MESSAGE, PLAIN_THINK, RETURN, START
 from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import raw_value
 
 PARAM_OPEN, PARAM_CLOSE = "<rfl:parameter name=", "</rfl:parameter>"
 VALUE_ENDS = (
@@ -291,8 +291,8 @@ FORMAT = Format(
     write,
     markers=(START, CHANNEL, CONSTRAIN, MESSAGE, CALL_END, END, RETURN, PARAM_OPEN, PARAM_CLOSE),
     special_tokens=(START, CHANNEL, CONSTRAIN, MESSAGE, CALL_END, END, RETURN),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=_writes_name,
     writes_value=_writes_value,
     typed_values=True,

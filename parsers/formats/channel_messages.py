@@ -29,7 +29,7 @@ from ..core.ids import IdFactory
 from ..core.markers import literal_at
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
-from .grammar import Element, one_of, sequence
+from .constraints import Element, one_of, sequence
 from .spec import ConstraintRequest
 
 TEXT, HEADER, CALL = range(3)

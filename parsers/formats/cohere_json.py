@@ -42,7 +42,7 @@ from ..core.ids import IdFactory
 from ..core.json_calls import CallShape
 from ..core.json_lexer import json_text
 from ..core.outside import ThinkMarkers
-from .grammar import Element, const, json_value, one_of, regex, sequence, tag
+from .constraints import Element, const, json_value, one_of, regex, sequence, tag
 from .marked_json import MarkedJsonStream, array_constraints
 from .spec import Call, CallTag, ConstraintRequest, Format
 
@@ -94,8 +94,8 @@ FORMAT = Format(
     write,
     markers=(START, END),
     special_tokens=(START, END),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     call_tag=CallTag(START + '[{{"tool_call_id": "0", "tool_name": "{name}", "parameters": ', "}]" + END, START),
     vllm_names=("cohere_command3", "cohere_command4"),
     sglang_names=("cohere_command4",),

@@ -41,7 +41,7 @@ vLLM's own DSML parser drops it; any other `</think>` is text.
 
 The block machine (broken invokes are text up to their end and the others still count; a block with
 no invoke, and an invoke the end of the output cuts off, are text, unless only its closing tags are
-missing after a complete parameter or JSON body; values stream) is `xml_blocks`,
+missing after a complete parameter or JSON body; values stream) is `call_blocks`,
 shared with `minimax_xml`, `qwen_xml` and `kimi_xtml`; this module reads ATTRS, the dialects and
 the JSON body.
 """
@@ -58,9 +58,9 @@ from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import NotACall, shorten
 from ..core.xml_parameters import ParameterValueReader, ValueEnd, ends_inside
-from .grammar import Element, const, json_value, one_of, optional, repeated, sequence, structural, tag, triggered
+from .call_blocks import XmlBlockStream, XmlBlockTags, raw_value, tag_attributes
+from .constraints import Element, const, json_value, one_of, optional, repeated, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import XmlBlockStream, XmlBlockTags, raw_value, tag_attributes
 
 DSML = "｜DSML｜"
 _QUOTE_OR_END = re.compile('[">]')
@@ -112,7 +112,7 @@ def quoted(dialects: Sequence[Dialect]) -> tuple[tuple[str, str], ...]:
 
 
 class DeepSeekDsmlStream(XmlBlockStream):
-    """Incremental parser for one response in DeepSeek's DSML (the block machine is `xml_blocks`;
+    """Incremental parser for one response in DeepSeek's DSML (the block machine is `call_blocks`;
     this picks the dialect at the block's tag, reads ATTRS and the JSON body)."""
 
     format_name = "deepseek_dsml"
@@ -307,8 +307,8 @@ FORMAT = Format(
     write,
     markers=MARKERS,
     special_tokens=(),  # DSML is one token in DeepSeek's vocabulary, but not a special one: decoding keeps it
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=_writes_name,
     writes_value=writable_values(V4),
     typed_values=True,

@@ -53,7 +53,7 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.stream import NotACall
 from ..core.wrapped_arguments import WrappedArguments
-from .grammar import Element, json_value, tag
+from .constraints import Element, json_value, tag
 from .spec import Call, CallTag, ConstraintRequest, Format
 from .token_sections import HEAD, SectionStream, auto_sections, required_sections
 
@@ -247,8 +247,8 @@ FORMAT = Format(
     write,
     markers=(CALLS_BEGIN, CALL_BEGIN, SEP, CALL_END, CALLS_END),
     special_tokens=(CALLS_BEGIN, CALL_BEGIN, SEP, CALL_END, CALLS_END),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     call_tag=CallTag(f"{CALLS_BEGIN}{CALL_BEGIN}{{name}}{SEP}", CALL_END + CALLS_END, CALLS_BEGIN),
     writes_name=_writes_name,
     vllm_names=("deepseek_v3", "deepseek_v31"),

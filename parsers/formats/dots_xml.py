@@ -40,6 +40,7 @@ from ..core.ids import IdFactory
 from ..core.json_calls import JsonCallReader
 from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import ThinkMarkers
+from .call_blocks import BLOCK, FIRST_FORMAT_STATE, TEXT, XmlBlockTags
 from .minimax_xml import (
     INVOKE_CLOSE,
     INVOKE_OPEN,
@@ -52,7 +53,6 @@ from .minimax_xml import (
     writes_name,
 )
 from .spec import Format
-from .xml_blocks import BLOCK, FIRST_FORMAT_STATE, TEXT, XmlBlockTags
 
 START, END = "<dots_function_call>", "</dots_function_call>"
 TAGS = XmlBlockTags(START, END, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, call_word="invoke")
@@ -158,8 +158,8 @@ FORMAT = Format(
     DotsXmlStream,
     write,
     markers=(START, END, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=writes_name,
     writes_value=writable_values(DotsXmlStream.parameter_ends, PARAM_CLOSE),
     typed_values=True,

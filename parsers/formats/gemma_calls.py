@@ -78,7 +78,7 @@ from ..core.gemma_literals import BARE_KEY, ArgumentsGrammar, Dialect, GemmaArgu
 from ..core.ids import IdFactory
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import DeferredBound, FormatStream, NotACall, shorten
-from .grammar import repeated, structural, triggered
+from .constraints import repeated, structural, triggered
 from .spec import Call, ConstraintRequest, Format
 
 TOOL_CALL, TOOL_CALL_END, DELIM = "<|tool_call>", "<tool_call|>", '<|"|>'
@@ -304,8 +304,8 @@ FORMAT = Format(
     write,
     markers=(TOOL_CALL, TOOL_CALL_END, DELIM, FG_CALL, FG_CALL_END, FG_ESCAPE),
     special_tokens=(TOOL_CALL, TOOL_CALL_END, DELIM),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=_writes_name,
     writes_value=_writes_value,
     typed_values=True,

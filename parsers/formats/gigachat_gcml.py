@@ -42,8 +42,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.typed_values import schema_types
-from .deepseek_dsml import DeepSeekDsmlStream, Dialect, dialect, writable_values
-from .grammar import (
+from .call_blocks import raw_value
+from .constraints import (
     Element,
     const,
     finite_number,
@@ -59,8 +59,8 @@ from .grammar import (
     tag,
     triggered,
 )
+from .deepseek_dsml import DeepSeekDsmlStream, Dialect, dialect, writable_values
 from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import raw_value
 
 GCML = "｜GCML｜"
 DIALECT = dialect("tool_calls", "", "", prefix=GCML)
@@ -167,8 +167,8 @@ FORMAT = Format(
     GigaChatGcmlStream,
     write,
     markers=(TAGS.start, TAGS.end, TAGS.call_open, TAGS.call_close, TAGS.param_open, PARAM_CLOSE),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=writes_name,
     writes_value=writable_values(DIALECT),
     typed_values=True,

@@ -62,7 +62,7 @@ Decided, for each malformed shape the field reports:
 The call's name is known at its first `<arg_key>` (or its close, or the line break after it); a
 string value streams as it is written, holding back only what could be `</arg_value>` and its
 follower; other values are sent when they end; `}` at `</tool_call>` (as far as the core's streaming
-policy shows a call). The machine is `xml_blocks` without blocks; values are `core.xml_parameters`'.
+policy shows a call). The machine is `call_blocks` without blocks; values are `core.xml_parameters`'.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ from ..core.json_calls import ArgumentsReader
 from ..core.outside import ThinkMarkers
 from ..core.stream import JSON_SPACE, NotACall
 from .channel_messages import BARE_TRIGGER, CALL, ChannelStream, bare_calls, calls_after_prompt
-from .grammar import Element, json_value, optional, sequence, structural, tag, triggered
+from .constraints import Element, json_value, optional, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 
 START, CHANNEL, CONSTRAIN, MESSAGE = "<|start|>", "<|channel|>", "<|constrain|>", "<|message|>"
@@ -253,8 +253,8 @@ FORMAT = Format(
     write,
     markers=(START, CHANNEL, CONSTRAIN, MESSAGE, CALL_END, END, RETURN),
     special_tokens=(START, CHANNEL, CONSTRAIN, MESSAGE, CALL_END, END, RETURN),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=_writes_name,
     sglang_names=("gpt-oss",),
     models="gpt-oss-20b / gpt-oss-120b (Harmony)",

@@ -29,7 +29,7 @@ Everything inside a call is `glm_xml`'s, word for word (its machine, with these 
 VALUE typed by the tool's schema (a string schema keeps the text verbatim, other values are JSON
 as the template writes them), a value's close that ends it only before the next key or the call's
 close, the dropped key or value openers, and every malformed shape. What the block adds is the
-block machine's rule (`xml_blocks`): a block that holds no call is text; the block's close may be
+block machine's rule (`call_blocks`): a block that holds no call is text; the block's close may be
 missing after complete calls (the calls stand); text in the block after a call ends the block; a
 call outside a block is text, as both engines read it.
 
@@ -50,6 +50,7 @@ from ..core.ids import IdFactory
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.xml_parameters import ParameterValueReader
+from .constraints import one_of, structural
 from .families.key_values import (
     KeyValueStream,
     KeyValueTags,
@@ -60,7 +61,6 @@ from .families.key_values import (
     writes_name,
     writes_value,
 )
-from .grammar import one_of, structural
 from .spec import Constraint, Format
 
 SUFFIX = ":opensource"
@@ -158,8 +158,8 @@ FORMAT = Format(
     write,
     markers=HY.markers,  # the released spelling; a tokenizer has one (the bare tags are Hy3-preview's)
     special_tokens=HY.markers,
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=writes_name,
     writes_value=writes_value(HY),
     needs_declared_tools=lambda text: any(needs_declared_tools(kv)(text) for kv in SPELLINGS),

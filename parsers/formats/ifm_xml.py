@@ -21,7 +21,7 @@ VALUE typed by the tool's schema, a value's close that ends it only before the n
 call's close, the dropped openers, and every malformed shape. TYPE (`string`, `integer`, ..; a
 suffix such as `[string]` ignored) types the value only where the tool's schema says nothing of its
 key (the schema wins, as SGLang's `k2_horizon` reads it); `any` keeps the text; a second type tag,
-or a tag inside one, breaks the call. The block is `xml_blocks`' (as `hunyuan_xml`'s): a block with no
+or a tag inside one, breaks the call. The block is `call_blocks`' (as `hunyuan_xml`'s): a block with no
 call is text, its close may be missing after complete calls, a call outside a block is text (vLLM
 reads only the block; SGLang also bare calls).
 

@@ -37,7 +37,7 @@ from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import ThinkMarkers
 from ..core.stream import JSON_SPACE
 from .channel_messages import CALL, ChannelStream, calls_after_prompt
-from .grammar import Element, json_value, structural, tag, triggered
+from .constraints import Element, json_value, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 
 MODEL, INVOKE_JSON = "<|message_model|>", "<|content_invoke_tool_json|>"
@@ -165,8 +165,8 @@ FORMAT = Format(
     write,
     markers=(MODEL, INVOKE_JSON, END, END_SAMPLING),
     special_tokens=(MODEL, INVOKE_JSON, END, END_SAMPLING),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=_writes_name,
     vllm_names=("inkling",),
     sglang_names=("inkling",),

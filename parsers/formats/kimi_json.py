@@ -64,7 +64,7 @@ from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls
 from ..core.reasoning import Reasoning, ReasoningSplit
 from ..core.stream import ANY_SPACE, NotACall
-from .grammar import Element, const, json_value, regex, sequence, tag
+from .constraints import Element, const, json_value, regex, sequence, tag
 from .spec import Call, CallTag, ConstraintRequest, Format
 from .token_sections import HEAD, SECTION, TEXT, SectionStream, auto_sections, required_sections
 
@@ -376,14 +376,14 @@ FORMAT = Format(
     write,
     markers=(SECTION_BEGIN, CALL_BEGIN, ARG_BEGIN, CALL_END, SECTION_END, SECTION_BEGIN_SINGULAR, SECTION_END_SINGULAR),
     special_tokens=(SECTION_BEGIN, CALL_BEGIN, ARG_BEGIN, CALL_END, SECTION_END),
-    required=required_constraint,
+    required_constraint=required_constraint,
     call_tag=CallTag(
         f"{SECTION_BEGIN}{CALL_BEGIN}functions.{{name}}:0{ARG_BEGIN}", CALL_END + SECTION_END, SECTION_BEGIN
     ),
     own_ids=True,
     needs_declared_tools=may_call,
     writes_name=_writes_name,
-    auto=auto_constraint,
+    auto_constraint=auto_constraint,
     vllm_names=("kimi_k2",),
     sglang_names=("kimi_k2",),
     models="Kimi K2 / K2.5 / K2.6",

@@ -38,7 +38,7 @@ xLLM's tests show the model writing it too.
 The block machine (broken calls are text up to their end and the others still count; a block with no
 call, and a call the end of the output cuts off, are text, unless only its closing markup is missing
 after a complete argument or `json` element, as when the output stops after
-`<|close|>argument<|sep|>`; values stream) is `xml_blocks`, shared with
+`<|close|>argument<|sep|>`; values stream) is `call_blocks`, shared with
 the other XML formats; ATTRS are read by `core.xml_attributes`; this module reads the channels and
 what a tag's ATTRS open.
 """
@@ -56,7 +56,8 @@ from ..core.typed_values import decoded_string, schema_types
 from ..core.xml_attributes import AttributesReader
 from ..core.xml_entities import decode_entities
 from ..core.xml_parameters import ValueEnd, ends_inside
-from .grammar import (
+from .call_blocks import NAME, VALUE, XmlBlockStream, XmlBlockTags, raw_value
+from .constraints import (
     Element,
     const,
     finite_number,
@@ -71,7 +72,6 @@ from .grammar import (
     triggered,
 )
 from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import NAME, VALUE, XmlBlockStream, XmlBlockTags, raw_value
 
 OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
 TOOLS_OPEN, TOOLS_CLOSE = f"{OPEN}tools{SEP}", f"{CLOSE}tools{SEP}"
@@ -103,7 +103,7 @@ def escape_attr(value: str) -> str:
 
 
 class KimiXtmlStream(XmlBlockStream):
-    """Incremental parser for one response in Kimi K3's XTML (the block machine is `xml_blocks`;
+    """Incremental parser for one response in Kimi K3's XTML (the block machine is `call_blocks`;
     this reads the channels, content or reasoning, and what a tag's ATTRS open)."""
 
     format_name = "kimi_xtml"
@@ -305,8 +305,8 @@ FORMAT = Format(
     write,
     markers=(TOOLS_OPEN, CALL_OPEN, ARG_OPEN, ARG_CLOSE, CALL_CLOSE, TOOLS_CLOSE, JSON_OPEN, JSON_CLOSE),
     special_tokens=(OPEN, CLOSE, SEP),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=_writes_name,
     writes_value=lambda value: not ends_inside([VALUE_END], raw_value(value), ARG_CLOSE),  # no escaping (docstring)
     typed_values=True,

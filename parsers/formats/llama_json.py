@@ -66,7 +66,7 @@ from ..core.json_lexer import json_text
 from ..core.line_start_stream import LineStartStream
 from ..core.outside import OutsideCalls
 from ..core.python_tag import PythonTagReader
-from .grammar import (
+from .constraints import (
     Element,
     const,
     json_value,
@@ -291,10 +291,10 @@ FORMAT = Format(
     write,
     markers=(PYTHON_TAG, END_OF_MESSAGE),
     special_tokens=(PYTHON_TAG, END_OF_MESSAGE),
-    required=required_constraint,
+    required_constraint=required_constraint,
     call_tag=CallTag(PYTHON_TAG + '{{"name": "{name}", "parameters": ', "}", PYTHON_TAG),
     needs_declared_tools=_may_call,
-    auto=auto_constraint,
+    auto_constraint=auto_constraint,
     vllm_names=("llama3_json", "llama4_json"),
     sglang_names=("llama3",),
     models="Llama 3.1 / 3.2 / 3.3 (JSON tool calling)",

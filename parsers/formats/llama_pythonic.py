@@ -54,7 +54,7 @@ from ..core.outside import OutsideCalls
 from ..core.python_calls import PythonCallReader
 from ..core.python_literals import is_name
 from ..core.python_schema import PythonSchemaGrammar, ebnf_text, python_literal
-from .grammar import one_call_in_text, structural, tag, triggered
+from .constraints import one_call_in_text, structural, tag, triggered
 from .spec import Call, Constraint, ConstraintRequest, Format, Writer
 
 PYTHON_TAG, PYTHON_START, PYTHON_END = "<|python_tag|>", "<|python_start|>", "<|python_end|>"
@@ -289,8 +289,8 @@ FORMAT = Format(
     markers=(PYTHON_TAG, PYTHON_START, PYTHON_END),
     special_tokens=(PYTHON_TAG, PYTHON_START, PYTHON_END),
     needs_declared_tools=_may_call,
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=writes_name,
     vllm_names=("pythonic", "llama4_pythonic"),
     sglang_names=("pythonic",),

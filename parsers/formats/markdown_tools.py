@@ -14,7 +14,7 @@ Grammar, as this machine reads it (line by line; a line ends at `\\n`)::
     NL      := "\\r\\n" | "\\n"                             # one line break, CRLF or LF
 
 A fence is a **call** when NAME (the info string's first word) is a tool the request declares, the tool's
-schema maps onto WORDS and the body (`tool_blocks`: required string parameters in declaration order, the
+schema maps onto WORDS and the body (`gptme_blocks`: required string parameters in declaration order, the
 body fills the last one), and the fence is closed. Every other fence is content, and pairs as CommonMark
 pairs fences: a line like ```` ```save x ```` inside a ```` ```python ```` block is part of that block's
 content, never a call. The body is the text between the opening line and the closing fence line, without
@@ -28,7 +28,7 @@ Decisions and error cases (each block that names a declared tool but is not a ca
 one logged reason; a fence naming no declared tool is content, silently):
 
 - More than 64 fence characters is not a fence here (CommonMark has no limit): the bound keeps the
-  hold-back at a line start short. An info string longer than `tool_blocks.info_bound` (4 x
+  hold-back at a line start short. An info string longer than `gptme_blocks.info_bound` (4 x
   TOOLCALL_PARSERS_MAX_NAME) opens a content fence (its name is not read past the bound).
 - An indented opening fence (1-3 spaces) counts; its body is taken verbatim (CommonMark would strip
   the indent from the body lines).
@@ -57,9 +57,8 @@ from ..core.ids import IdFactory
 from ..core.lines import before_break
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
-from .grammar import Element, regex, repeated, sequence, structural, triggered
-from .spec import Call, ConstraintRequest, Format
-from .tool_blocks import (
+from .constraints import Element, regex, repeated, sequence, structural, triggered
+from .gptme_blocks import (
     MD_WORD,
     THINK_MARKERS,
     BlockBody,
@@ -70,6 +69,7 @@ from .tool_blocks import (
     split_words,
     tool_tags,
 )
+from .spec import Call, ConstraintRequest, Format
 
 _INFO_CHARS = re.compile(r"[^\n]*")
 _WORD_GAP = re.compile(r"[ \t\r]")
@@ -293,11 +293,11 @@ FORMAT = Format(
     MarkdownToolsStream,
     write,
     markers=("```", "~~~"),
-    required=required_constraint,
+    required_constraint=required_constraint,
     needs_declared_tools=may_call,
     writes_name=_writes_name,
     writes_value=_writes_value,
-    auto=auto_constraint,
+    auto_constraint=auto_constraint,
     pins_arguments=False,
     models="agents that prompt gptme-style (any model with our template)",
     reasoning_openers=(),

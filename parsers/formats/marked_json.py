@@ -41,8 +41,8 @@ from ..core.ids import IdFactory
 from ..core.json_calls import DEFAULT_SHAPE, CallShape, JsonCallReader
 from ..core.json_lexer import json_text
 from ..core.outside import ThinkMarkers
+from .constraints import Element, const, json_value, repeated, sequence, structural, tag, triggered
 from .families.json_blocks import JsonBlockStream
-from .grammar import Element, const, json_value, repeated, sequence, structural, tag, triggered
 from .spec import Call, Constraint, ConstraintRequest, Writer
 
 CallObject = Callable[[str, dict[str, Any]], dict[str, Any]]

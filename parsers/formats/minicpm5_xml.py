@@ -39,10 +39,10 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
-from .grammar import Element, repeated, structural, tag, triggered
+from .call_blocks import CALL, FIRST_FORMAT_STATE, NAME, VALUE, XmlBlockTags, named_parameters, raw_value
+from .constraints import Element, repeated, structural, tag, triggered
 from .minimax_xml import MiniMaxXmlStream
 from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import CALL, FIRST_FORMAT_STATE, NAME, VALUE, XmlBlockTags, named_parameters, raw_value
 
 FUNCTION_OPENS = ("<function name=", "<function\u0120name=", "<functionname=")
 PARAM_OPENS = ("<param name=", "<param\u0120name=", "<paramname=")
@@ -193,9 +193,9 @@ FORMAT = Format(
     MiniCpm5XmlStream,
     write,
     markers=(*FUNCTION_OPENS, FUNCTION_CLOSE, *PARAM_OPENS, PARAM_CLOSE, CDATA_OPEN, CDATA_CLOSE),
-    required=required_constraint,
+    required_constraint=required_constraint,
     other_openers=tuple((spelling, None) for spelling in FUNCTION_OPENS[1:]),  # byte-level spellings
-    auto=auto_constraint,
+    auto_constraint=auto_constraint,
     writes_name=_writes_name,
     writes_value=_writes_value,
     typed_values=True,

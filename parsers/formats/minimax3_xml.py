@@ -44,7 +44,7 @@ a block; it is kept here.
 The call's name is known when its invoke tag closes; a top-level string value streams as it is
 written, holding back only what could be a tag; other values are sent when their element closes;
 `}` at `NS</invoke>` (as far as the core's streaming policy shows a call). The block machine (skipping
-a broken invoke, blocks without END, cut-off calls) is `xml_blocks`, the invoke's NAME is read as
+a broken invoke, blocks without END, cut-off calls) is `call_blocks`, the invoke's NAME is read as
 `minimax_xml` reads it, the elements by `core.xml_elements`.
 """
 
@@ -60,11 +60,11 @@ from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import NotACall
 from ..core.typed_values import decoded_string, type_value
 from ..core.xml_elements import ElementReader, open_tag_at
-from .grammar import Element, repeated, structural, tag, triggered
+from .call_blocks import CALL, FIRST_FORMAT_STATE, XmlBlockTags
+from .constraints import Element, repeated, structural, tag, triggered
 from .minimax_xml import MiniMaxXmlStream
 from .schema_styles import styled_arguments
 from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import CALL, FIRST_FORMAT_STATE, XmlBlockTags
 
 NS = "]<]minimax[>["
 START, END = f"{NS}<tool_call>", f"{NS}</tool_call>"
@@ -78,7 +78,7 @@ _ELEMENT = FIRST_FORMAT_STATE + 1  # `minimax_xml` numbers its quoted-name state
 
 
 class MiniMax3XmlStream(MiniMaxXmlStream):
-    """Incremental parser for one response in MiniMax-M3's format (the block machine is `xml_blocks`,
+    """Incremental parser for one response in MiniMax-M3's format (the block machine is `call_blocks`,
     the invoke's NAME `minimax_xml`'s; this reads the argument elements)."""
 
     format_name = "minimax3_xml"
@@ -220,8 +220,8 @@ FORMAT = Format(
     MiniMax3XmlStream,
     write,
     markers=(START, END, INVOKE_OPEN, INVOKE_CLOSE, NS),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=_writes_name,
     writes_value=_writes_value,
     needs_declared_tools=_may_need_declared_tools,

@@ -57,7 +57,7 @@ value ends, so the outcome does not depend on how the text was chunked.
 Reading is one pass over the text: whitespace between tags and after a `</parameter>` is consumed as
 it arrives (kept as markup, or as value text once it is known to be data), so what waits for more
 text is at most a partial tag or a name. The block machine around the tags is shared with `qwen_xml`
-(`xml_blocks`), and so is reading values (`core.xml_parameters`).
+(`call_blocks`), and so is reading values (`core.xml_parameters`).
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd, ends_inside
-from .grammar import Element, const, json_value, repeated, sequence, structural, tag, triggered
+from .call_blocks import FIRST_FORMAT_STATE, XmlBlockStream, XmlBlockTags, raw_value
+from .constraints import Element, const, json_value, repeated, sequence, structural, tag, triggered
 from .spec import Call, Constraint, ConstraintRequest, Format, Writer
-from .xml_blocks import FIRST_FORMAT_STATE, XmlBlockStream, XmlBlockTags, raw_value
 
 START, END = "<minimax:tool_call>", "</minimax:tool_call>"
 INVOKE_OPEN, INVOKE_CLOSE = "<invoke name=", "</invoke>"
@@ -83,13 +83,13 @@ VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<parameter", INVOKE_CLOSE), at_end
 
 _BARE_NAME_END = re.compile("[<>]")
 
-# The states of `xml_blocks`, and one more: after a quoted NAME, before its `>`.
+# The states of `call_blocks`, and one more: after a quoted NAME, before its `>`.
 _NAME_END = FIRST_FORMAT_STATE
 
 
 class MiniMaxXmlStream(XmlBlockStream):
     """Incremental parser for one response in MiniMax-M2's XML tool-call format (the block machine
-    is `xml_blocks`; this reads the format's NAME)."""
+    is `call_blocks`; this reads the format's NAME)."""
 
     format_name = "minimax_xml"
     tags = TAGS
@@ -217,8 +217,8 @@ FORMAT = Format(
     MiniMaxXmlStream,
     write,
     markers=(START, END, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     vllm_tag_model="minimax",
     writes_name=writes_name,
     writes_value=writable_values((VALUE_END,), PARAM_CLOSE),

@@ -57,7 +57,7 @@ from ..core.marker_tokens import GeneratedMarkers
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import FormatStream, NotACall
 from ..core.tokens import Vocabulary
-from .grammar import Element, const, json_value, repeated, sequence, structural, tag, triggered
+from .constraints import Element, const, json_value, repeated, sequence, structural, tag, triggered
 from .mistral_calls import ARGS, CALL_ID, NAME_CHARS, MarkerCalls
 from .spec import Call, CallTag, ConstraintRequest, Format
 
@@ -247,12 +247,12 @@ FORMAT = Format(
     write,
     markers=(MARKER, CALL_ID, ARGS),
     special_tokens=(MARKER, CALL_ID, ARGS),
-    required=required_constraint,
+    required_constraint=required_constraint,
     call_tag=call_tag,
     own_ids=True,
     writes_name=_writes_name,
     needs_declared_tools=_may_call,
-    auto=auto_constraint,
+    auto_constraint=auto_constraint,
     vllm_names=("mistral",),
     sglang_names=("mistral",),
     models="Mistral / Mixtral / Nemo / Small / Large / Magistral / Devstral",

@@ -46,11 +46,11 @@ from ..core.ids import IdFactory
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.xml_parameters import ValueEnd
+from .call_blocks import FIRST_FORMAT_STATE, TEXT, XmlBlockTags, named_parameters, raw_value
 from .channel_messages import BARE_TRIGGER, HeaderReader, bare_calls, calls_after_prompt
-from .grammar import Element, const, sequence, structural, tag, triggered
+from .constraints import Element, const, sequence, structural, tag, triggered
 from .minimax_xml import MiniMaxXmlStream, writable_values, writes_name
 from .spec import Call, Constraint, ConstraintRequest, Format
-from .xml_blocks import FIRST_FORMAT_STATE, TEXT, XmlBlockTags, named_parameters, raw_value
 
 START, MESSAGE, EOM, EOT = "<|start|>", "<|message|>", "<|eom|>", "<|eot|>"
 CLOSERS = (EOM, EOT)
@@ -311,8 +311,8 @@ FORMAT = Format(
     write,
     markers=(START, MESSAGE, EOM, EOT, BLOCK_OPEN, BLOCK_CLOSE, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE),
     special_tokens=(START, MESSAGE, EOM, EOT),
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=_writes_name,
     writes_value=writable_values((VALUE_END,), PARAM_CLOSE),
     other_openers=OTHER_OPENERS,

@@ -37,7 +37,7 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import ANY_SPACE, NotACall
-from .grammar import Element, json_value, tag
+from .constraints import Element, json_value, tag
 from .spec import Call, ConstraintRequest, Format
 from .token_sections import HEAD, SectionStream, auto_sections, required_sections
 
@@ -213,8 +213,8 @@ FORMAT = Format(
         *TOKENS,
     ),
     special_tokens=TOKENS,
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=_writes_name,
     vllm_names=("plamo3",),
     models="PLaMo 3 (Preferred Networks)",

@@ -45,7 +45,7 @@ template writes a null and the string "None" alike), `True` a boolean, and an ob
 be a Python literal (`{'k': None}`, `['a', 'b']`) or a JSON string holding one (a template that
 wrote `json.dumps(str(value))`); a string keeps the text as written, and without a schema the
 guess stays JSON's. Reading them is shared with `minimax_xml` (`core.xml_parameters`), and so is the block machine
-around the tags (`xml_blocks`). The call's name is known when its function tag closes; a string
+around the tags (`call_blocks`). The call's name is known when its function tag closes; a string
 value streams as it is written; other values are sent when their end is known; `}` at `</function>`
 (all as far as the core's streaming policy shows a call).
 
@@ -73,7 +73,7 @@ to a `<function=` before it), and the other functions still
 count; a block that never holds a function (`<tool_call></tool_call>`, Hermes-style JSON inside
 `<tool_call>`) is text; a function the end of the output cuts off inside a value or a tag is text,
 and one it cuts off after a closed value (only `</function>` and `</tool_call>` missing or cut
-part-way) is a call, the cut part text (the rule of every format, `xml_blocks`); a `</parameter>`
+part-way) is a call, the cut part text (the rule of every format, `call_blocks`); a `</parameter>`
 followed by `</tool_call>` is text (the `</function>` was dropped there, not cut off).
 
 Reading is one pass over the text: whitespace between tags and after an end tag is consumed as it

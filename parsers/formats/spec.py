@@ -26,7 +26,7 @@ from ..core.reasoning import CallReading, ReasoningSplit
 from ..core.stream import FormatStream, shorten
 from ..core.tokens import Vocabulary
 from ..core.tools import resolve_refs
-from .grammar import ended, held_free_text
+from .constraints import ended, held_free_text
 
 logger = logging.getLogger("toolcall_parsers")
 
@@ -104,9 +104,9 @@ class Format:
 
     - `markers`: the literals that frame a call, opener first; `special_tokens`: those of them that
       the models of this format have as single special tokens (decoding must keep them).
-    - `required` / `auto`: the format's own decoding constraints for `tool_choice="required"` or a
-      named tool, and for strict `auto`; None where the format has none (then an engine's own applies:
-      `vllm_tag_model`, or the engine's JSON fallback).
+    - `required_constraint` / `auto_constraint`: the format's own decoding constraints for
+      `tool_choice="required"` or a named tool, and for strict `auto`; None where the format has
+      none (then an engine's own applies: `vllm_tag_model`, or the engine's JSON fallback).
     - `call_tag`: SGLang's per-call tag for strict `auto`, or a function of the tokenizer's
       vocabulary giving it; None where a call is not a prefix + JSON + suffix.
     - `own_ids`: the format has its own id rule (the stream's default factory makes them), so the
@@ -143,7 +143,7 @@ class Format:
       trigger (strict `auto` offers the trigger's calls in that spelling too), `(spelling, None)`
       where they do not aim to (a byte-level or spaced variant; strict `auto` keeps it out of free
       text). Every spelling is held, so a strict request never reads a call its grammar left free
-      (`grammar.held_free_text`, checked by walking the compiled grammar in the tests).
+      (`constraints.held_free_text`, checked by walking the compiled grammar in the tests).
     """
 
     name: str
@@ -152,8 +152,8 @@ class Format:
     write: Writer
     markers: tuple[str, ...] = ()
     special_tokens: tuple[str, ...] = ()
-    required: Constraint | None = None
-    auto: Constraint | None = None
+    required_constraint: Constraint | None = None
+    auto_constraint: Constraint | None = None
     call_tag: CallTag | Callable[[Vocabulary | None], CallTag] | None = None
     vllm_tag_model: str | None = None
     own_ids: bool = False
@@ -278,7 +278,7 @@ class Format:
     def constraint(self, request: ConstraintRequest, *, auto: bool = False) -> dict[str, Any] | None:
         """The format's own constraint for the request (strict `auto` if `auto`), or None: also when
         none of the tools it may call has a name the format can write (logged once)."""
-        build = self.auto if auto else self.required
+        build = self.auto_constraint if auto else self.required_constraint
         if build is None:
             return None
         writable = self.writable(request)

@@ -40,10 +40,10 @@ from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd
-from .grammar import Element, const, repeated, sequence, structural, tag, triggered
+from .call_blocks import FIRST_FORMAT_STATE, NAME, XmlBlockTags, named_parameters, raw_value
+from .constraints import Element, const, repeated, sequence, structural, tag, triggered
 from .minimax_xml import MiniMaxXmlStream, writable_values, writes_name
 from .spec import Call, ConstraintRequest, Format
-from .xml_blocks import FIRST_FORMAT_STATE, NAME, XmlBlockTags, named_parameters, raw_value
 
 START, END = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"
 CALL_BEGIN, CALL_END, SEP = "<｜tool_call_begin｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>"
@@ -164,7 +164,7 @@ def write(calls: Sequence[Call]) -> str:
 
 
 def _calls(request: ConstraintRequest, names: list[str]) -> list[Element]:
-    """One call per tool, its parameters pinned to its schema (`xml_blocks.named_parameters`)."""
+    """One call per tool, its parameters pinned to its schema (`call_blocks.named_parameters`)."""
     return [
         tag(
             f'{CALL_BEGIN}{TYPE}{SEP}{INVOKE_OPEN}"{name}">\n',
@@ -200,8 +200,8 @@ FORMAT = Format(
     write,
     markers=(START, END, CALL_BEGIN, CALL_END, SEP, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE),
     special_tokens=(START, END, CALL_BEGIN, CALL_END),  # vLLM step3 parser's SPECIAL_TOKENS
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     writes_name=writes_name,
     writes_value=writable_values((VALUE_END,), PARAM_CLOSE),
     typed_values=True,

@@ -44,7 +44,7 @@ from ..core.json_calls import ArgumentsReader
 from ..core.markers import MarkerScanner
 from ..core.outside import OutsideCalls
 from ..core.stream import FormatStream, NotACall
-from .grammar import Element, const, json_value, regex, repeated, sequence, structural, tag, triggered
+from .constraints import Element, const, json_value, regex, repeated, sequence, structural, tag, triggered
 from .spec import Call, CallTag, ConstraintRequest, Format
 
 START, END = "<TOOL_CALLS>", "</TOOL_CALLS>"
@@ -260,9 +260,9 @@ FORMAT = Format(
     TaggedStream,
     write,
     markers=(START, END),
-    required=required_constraint,
+    required_constraint=required_constraint,
     call_tag=CallTag(START + "\n{name} ", "\n" + END, START),
     writes_name=_writes_name,
-    auto=auto_constraint,
+    auto_constraint=auto_constraint,
     models="any model prompted with our template (ChatML: Qwen, SmolLM2, ...)",
 )

@@ -30,7 +30,7 @@ from ..core.ids import IdFactory
 from ..core.json_calls import ArgumentsReader
 from ..core.outside import OutsideCalls
 from ..core.stream import JSON_SPACE, FormatStream, NotACall
-from .grammar import Element, repeated, structural, tag, triggered
+from .constraints import Element, repeated, structural, tag, triggered
 from .spec import ConstraintRequest
 
 TEXT, SECTION, ARGS_START, ARGS, AFTER_VALUE, HEAD = range(6)

@@ -50,7 +50,7 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.json_calls import CallShape
 from ..core.outside import ThinkMarkers
-from .grammar import const, one_call_in_text, optional, regex, repeated, sequence, structural, tag, triggered
+from .constraints import const, one_call_in_text, optional, regex, repeated, sequence, structural, tag, triggered
 from .marked_json import MarkedJsonStream, array_writer, headed_calls, name_arguments_begin
 from .spec import ConstraintRequest, Format
 
@@ -189,8 +189,8 @@ FORMAT = Format(
     XlamJsonStream,
     write,
     markers=(THINK_CLOSE, TOOL_CALLS, TOOL_CALL, TOOL_CALL_END),  # none is needed for a call
-    required=required_constraint,
-    auto=auto_constraint,
+    required_constraint=required_constraint,
+    auto_constraint=auto_constraint,
     vllm_names=("xlam",),
     models="Salesforce xLAM-2 (Llama-xLAM-2-8b / 70b-fc-r, xLAM-2-1b / 3b / 32b-fc-r), xLAM-7b-fc-r",
     reasoning_openers=(),

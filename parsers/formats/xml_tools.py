@@ -14,7 +14,7 @@ up to the first `</NAME>`, with XML entities decoded (`core.xml_entities`: an un
 broken entity and a bare `<` or `&` are kept literally, as models write code); one leading and one
 trailing line break are framing, `\\n` or `\\r\\n` (a `\\r\\n` is one line break; line breaks inside the
 body stay as written). Its arguments are mapped by the tool's schema as `markdown_tools` maps
-them (`tool_blocks`: the `args` words fill the required string parameters in declaration order, the
+them (`gptme_blocks`: the `args` words fill the required string parameters in declaration order, the
 body fills the last one).
 
 Several elements in one block are several calls. An element is a call only when NAME is a tool the
@@ -44,9 +44,8 @@ from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import ANY_SPACE, NotACall
 from ..core.xml_entities import decode_entities
-from .grammar import Element, const, repeated, sequence, structural, tag, triggered
-from .spec import Call, ConstraintRequest, Format
-from .tool_blocks import (
+from .constraints import Element, const, repeated, sequence, structural, tag, triggered
+from .gptme_blocks import (
     THINK_MARKERS,
     XML_WORD,
     BlockBody,
@@ -57,6 +56,7 @@ from .tool_blocks import (
     split_words,
     tool_tags,
 )
+from .spec import Call, ConstraintRequest, Format
 
 START, END = "<tool-use>", "</tool-use>"
 ARGS_OPENERS = ('args="', "args='")
@@ -278,10 +278,10 @@ FORMAT = Format(
     XmlToolsStream,
     write,
     markers=(START, END),
-    required=required_constraint,
+    required_constraint=required_constraint,
     needs_declared_tools=may_call,
     writes_name=_writes_name,
-    auto=auto_constraint,
+    auto_constraint=auto_constraint,
     pins_arguments=False,
     models="agents that prompt gptme-style, as XML (any model with our template)",
 )

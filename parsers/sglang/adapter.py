@@ -194,7 +194,7 @@ class FormatDetector(BaseFormatDetector):
         `tool_choice="required"` / named output (`owns_tool_format`), which `get_structural_tag`
         constrains to the format's own syntax. Otherwise SGLang's JSON-array constraint and reader
         apply instead."""
-        return self._format.required is not None
+        return self._format.required_constraint is not None
 
     def structure_info(self) -> Any:
         """SGLang's legacy per-call tag, used only for strict `tool_choice="auto"` (a tool with

@@ -144,7 +144,10 @@ class FormatToolParser(ToolParser):
 
     @property
     def _own_tag(self) -> bool:
-        return self._format.vllm_tag_model is None and (self._format.required or self._format.auto) is not None
+        return (
+            self._format.vllm_tag_model is None
+            and (self._format.required_constraint or self._format.auto_constraint) is not None
+        )
 
     def get_structural_tag(self, request: Any, *, reasoning: bool = False, strict_level: Any = None) -> Any:
         """The constraint vLLM's request path applies (`--tool-strict-level`, strict tools,

@@ -102,7 +102,7 @@ def _generated(fmt: Format) -> type[FormatToolParser]:
         "__doc__": f"`--tool-call-parser {fmt.name}`: {fmt.summary}",
         "__module__": __name__,
         "format_name": fmt.name,
-        "supports_required_and_named": fmt.required is None and fmt.vllm_tag_model is None,
+        "supports_required_and_named": fmt.required_constraint is None and fmt.vllm_tag_model is None,
     }
     model = _tag_model(fmt)
     if model is not None:
@@ -118,7 +118,7 @@ request path that the parser has a structural tag, which `FormatToolParser.get_s
 def _tag_model(fmt: Format) -> str | None:
     if fmt.vllm_tag_model is not None:
         return fmt.vllm_tag_model
-    return OWN_TAG_MODEL if (fmt.required or fmt.auto) is not None else None
+    return OWN_TAG_MODEL if (fmt.required_constraint or fmt.auto_constraint) is not None else None
 
 
 PARSER_CLASSES: dict[str, type[FormatToolParser]] = {

@@ -20,7 +20,7 @@ from ...core.json_calls import JsonCallReader
 from ...core.json_lexer import JsonSyntaxError
 from ...core.outside import OutsideCalls
 from ...core.stream import FormatStream
-from ..grammar import Element, json_value, repeated, structural, tag, triggered
+from ..constraints import Element, json_value, repeated, structural, tag, triggered
 from ..spec import Call, CallTag, Constraint, ConstraintRequest, Format, Writer
 from . import format_stream
 
@@ -261,8 +261,8 @@ class JsonBlockFormat:
             self.tags.writer(),
             markers=self.markers or tuple(marker for marker in (self.tags.start, end) if marker),
             special_tokens=self.special_tokens,
-            required=required,
-            auto=auto,
+            required_constraint=required,
+            auto_constraint=auto,
             call_tag=self.tags.call_tag(),
             vllm_tag_model=self.vllm_tag_model,
             other_openers=self.other_openers,

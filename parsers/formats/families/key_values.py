@@ -19,9 +19,9 @@ from ...core.ids import IdFactory
 from ...core.outside import ThinkMarkers
 from ...core.stream import NotACall
 from ...core.xml_parameters import ValueEnd
-from ..grammar import Element, const, declared_arguments, regex, repeated, sequence, structural, tag, triggered
+from ..call_blocks import FIRST_FORMAT_STATE, VALUE, XmlBlockStream, XmlBlockTags, raw_value
+from ..constraints import Element, const, declared_arguments, regex, repeated, sequence, structural, tag, triggered
 from ..spec import Call, Constraint, ConstraintRequest, Format, Writer
-from ..xml_blocks import FIRST_FORMAT_STATE, VALUE, XmlBlockStream, XmlBlockTags, raw_value
 from . import format_stream
 
 NOT_A_NAME = re.compile(r"""[\s"'{}<>]""")
@@ -204,7 +204,7 @@ _TYPE = FIRST_FORMAT_STATE + 1  # in a type tag's text (formats with `type_tags`
 
 
 class KeyValueStream(XmlBlockStream):
-    """Incremental parser for one response of a format of the family (the machine is `xml_blocks`
+    """Incremental parser for one response of a format of the family (the machine is `call_blocks`
     without blocks, or with the block a format's `kv` names; this reads NAME and KEY and the tags
     between a key and its value). A format of the family subclasses it with its `kv`
     (`KeyValueFormat.stream_class`)."""
@@ -404,8 +404,8 @@ class KeyValueFormat:
             key_value_writer(kv, self.line),
             markers=kv.markers,
             special_tokens=kv.markers if self.special_tokens else (),
-            required=required,
-            auto=auto,
+            required_constraint=required,
+            auto_constraint=auto,
             writes_name=writes_name,
             writes_value=writes_value(kv),
             needs_declared_tools=needs_declared_tools(kv),

@@ -17,9 +17,9 @@ from ...core.ids import IdFactory
 from ...core.outside import ThinkMarkers
 from ...core.stream import NotACall
 from ...core.xml_parameters import ValueEnd, ends_inside
-from ..grammar import Element, const, declared_arguments, regex, repeated, sequence, structural, tag, triggered
+from ..call_blocks import XmlBlockStream, XmlBlockTags, raw_value
+from ..constraints import Element, const, declared_arguments, regex, repeated, sequence, structural, tag, triggered
 from ..spec import Call, Constraint, ConstraintRequest, Format, Writer
-from ..xml_blocks import XmlBlockStream, XmlBlockTags, raw_value
 from . import format_stream
 
 FUNCTION_OPEN, FUNCTION_CLOSE = "<function=", "</function>"
@@ -45,7 +45,7 @@ _NAME_END = re.compile("[<>\n]")
 
 class QwenFunctionsStream(XmlBlockStream):
     """Incremental parser for one response of a format of the family (the block machine is
-    `xml_blocks`; this reads the format's NAME). `QwenFunctions.format` makes each format's
+    `call_blocks`; this reads the format's NAME). `QwenFunctions.format` makes each format's
     subclass, which sets the class attributes and its think tags' default."""
 
     format_name = "?"
@@ -224,8 +224,8 @@ class QwenFunctions:
             block_writer(tags, inline=self.inline),
             markers=(self.start, self.end, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE),
             special_tokens=self.special_tokens,
-            required=required,
-            auto=auto,
+            required_constraint=required,
+            auto_constraint=auto,
             writes_name=writes_name,
             writes_value=writable_values(tags, inline=self.inline),
             needs_declared_tools=may_hold_bare_call if self.bare_calls else None,

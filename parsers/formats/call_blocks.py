@@ -52,7 +52,7 @@ from ..core.stream import ANY_SPACE, FormatStream, NotACall
 from ..core.typed_values import decoded_string
 from ..core.xml_attributes import tag_attributes as tag_attributes  # re-exported for deepseek_dsml
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
-from .grammar import Element, const, declared_arguments, regex, sequence, tag
+from .constraints import Element, const, declared_arguments, regex, sequence, tag
 
 # States: text outside blocks; in a block between calls; in a call between parameters; in a tag's
 # NAME; in a VALUE; in a broken call, skipping to its CALL_CLOSE; in a JSON body, and after it. A
