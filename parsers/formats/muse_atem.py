@@ -255,7 +255,7 @@ def _message(request: ConstraintRequest, name: str, head: str) -> Element:
         request.pins(name),
         PARAM_OPEN,
         PARAM_CLOSE + "\n",
-        (PARAM_CLOSE, INVOKE_CLOSE, EOM, EOT),
+        (PARAM_CLOSE, INVOKE_CLOSE, EOM, EOT, START, MESSAGE),  # a value never holds a message token
     )
     body = sequence(parameters, const(f"{INVOKE_CLOSE}\n{BLOCK_CLOSE}"))
     return tag(f'{head}to={name}{MESSAGE}{BLOCK_OPEN}\n{INVOKE_OPEN}"{name}">\n', body, [EOM, EOT, ""])
