@@ -344,10 +344,12 @@ PROSE["markdown_tools"] = prose.filter(lambda p: "```" not in p and "~~~" not in
     lambda p: p if p.endswith("\n") else p + "\n"
 )  # a fence opens a line; the line break before it is text
 PROSE["deepseek_dsml"] = prose.filter(lambda p: not p.lstrip().startswith("</think>"))
+PROSE["gigachat_gcml"] = PROSE["deepseek_dsml"]  # DSML's machine and its rule, GigaChat's tags
 PROSE["xlam_json"] = prose.filter(lambda p: p == p.rstrip())  # whitespace before a line's list is markup
 """Per format, prose that cannot continue its blocks (after a llama_json call, `;` separates calls;
-after a DSML block, a `</think>` ends the reasoning the block interrupted and is dropped; before an
-xLAM list that opens a line, the whitespace next to it is markup, as the design lets it be)."""
+after a DSML block, GigaChat 3.5's too, a `</think>` ends the reasoning the block interrupted and is
+dropped; before an xLAM list that opens a line, the whitespace next to it is markup, as the design
+lets it be)."""
 
 
 @st.composite
