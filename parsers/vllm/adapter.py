@@ -67,6 +67,11 @@ def _function(tool: Any) -> dict[str, Any]:
     return function if isinstance(function, dict) else spec
 
 
+def _strict_tools(request: Any) -> frozenset[str]:
+    """The names of the request's tools marked `"strict": true`."""
+    return frozenset(_function(t).get("name") for t in request.tools if _function(t).get("strict") is True)
+
+
 def _passes_through(request: Any) -> bool:
     """Requests whose text must reach the client untouched: no tools, or tool_choice "none"."""
     return not getattr(request, "tools", None) or getattr(request, "tool_choice", None) == "none"
@@ -113,8 +118,7 @@ class FormatToolParser(ToolParser):
             return False
         if self.server_strict_level >= ToolStrictLevel.PARAMETER or (forced and self._own_tag):
             return True
-        strict = frozenset(_function(t).get("name") for t in request.tools if _function(t).get("strict") is True)
-        return strict or False
+        return _strict_tools(request) or False
 
     def _feed(self, stream: FormatStream, text: str, delta_token_ids: Sequence[int]) -> list[Event]:
         return stream.feed(text)
@@ -169,9 +173,7 @@ class FormatToolParser(ToolParser):
         single = named is not None or request.parallel_tool_calls is False
         strict = None
         if auto and not (strict_level is not None and strict_level >= ToolStrictLevel.PARAMETER):
-            strict = frozenset(
-                _function(tool).get("name") for tool in request.tools if _function(tool).get("strict") is True
-            )
+            strict = _strict_tools(request)
         schemas = ToolIndex(request.tools).schemas
         return ConstraintRequest(schemas, named, single, vocabulary(self.model_tokenizer), strict)
 

@@ -236,9 +236,13 @@ class JsonBlockFormat:
     sglang_names: tuple[str, ...] = ()
     models: str = ""
 
+    @property
+    def end(self) -> str | None:
+        """The end marker the parser reads: `end_marker`, or the writer's `tags.end`."""
+        return self.tags.end if self.end_marker == "" else self.end_marker
+
     def stream_class(self, module: str) -> type[JsonBlockStream]:
         """The format's stream class, declared in `module` (where its docs are read)."""
-        end = self.tags.end if self.end_marker == "" else self.end_marker
         return format_stream(
             JsonBlockStream,
             self.name,
@@ -246,20 +250,19 @@ class JsonBlockFormat:
             "the JSON-in-markers family",
             ("<think>", "</think>"),
             start_markers=(self.tags.start, *self.spellings),
-            end_marker=end,
+            end_marker=self.end,
         )
 
     def format(self, module: str) -> Format:
         """The format: its stream (declared in `module`), writer, constraints and facts, all from
         this value."""
         required, auto = self.tags.constraints()
-        end = self.tags.end if self.end_marker == "" else self.end_marker
         return Format(
             self.name,
             self.summary,
             self.stream_class(module),
             self.tags.writer(),
-            markers=self.markers or tuple(marker for marker in (self.tags.start, end) if marker),
+            markers=self.markers or tuple(marker for marker in (self.tags.start, self.end) if marker),
             special_tokens=self.special_tokens,
             required_constraint=required,
             auto_constraint=auto,
