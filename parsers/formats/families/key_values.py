@@ -37,6 +37,8 @@ class KeyValueTags:
     key_open: str = "<arg_key>"
     key_close: str = "</arg_key>"
     value_open: str = "<arg_value>"
+    """Empty where the key's close opens the value too (Solar Open2's `<|tool_arg:value|>`): the
+    value then starts right after it, its leading whitespace data, not markup."""
     value_close: str = "</arg_value>"
     block: tuple[str, str] | None = None
     """The tags around a turn's calls (Hunyuan's `<tool_calls>`); None: each call stands alone."""
@@ -47,6 +49,10 @@ class KeyValueTags:
     """Tags the model may write between a key and its value, naming the value's type (K2 Horizon's
     typed XML): markup, typing the value where the tool's schema does not."""
     think: tuple[str, str] = ("<think>", "</think>")
+    next_call_ends_call: bool = False
+    """A call's open after a value, or inside one, ends the call (and the value): the model dropped
+    the call's close (and the value's). For formats whose tags are special tokens that a value
+    cannot hold as data (Solar Open2); elsewhere the open is the value's text."""
 
     @functools.cached_property
     def machine(self) -> XmlBlockTags:
@@ -61,10 +67,12 @@ class KeyValueTags:
         close) ends it too: the value's close was dropped, and the stream breaks the call there
         (`unclosed_value_ends_call` is False)."""
         after_call = (self.call_open, *self.block[1:]) if self.block else (self.call_open,)
+        closes = (self.key_open, self.call_close, *((self.call_open,) if self.next_call_ends_call else ()))
         return (
-            ValueEnd(self.value_close, followers=(self.key_open, self.call_close), at_end_of_output=True),
+            ValueEnd(self.value_close, followers=closes, at_end_of_output=True),
             ValueEnd(self.key_open, kept=0),
             ValueEnd(self.call_close, followers=after_call),
+            *((ValueEnd(self.call_open, kept=0),) if self.next_call_ends_call else ()),
         )
 
     @functools.cached_property
@@ -86,21 +94,24 @@ class KeyValueTags:
     @functools.cached_property
     def markers(self) -> tuple[str, ...]:
         extra = [*(self.block or ()), *((self.name_separator,) if self.name_separator else ())]
-        return (*extra[:1], self.call_open, self.call_close, self.key_open, self.key_close, self.value_open,
+        tags = (*extra[:1], self.call_open, self.call_close, self.key_open, self.key_close, self.value_open,
                 self.value_close, *extra[1:], *(self.type_tags or ()))  # fmt: skip
+        return tuple(tag for tag in tags if tag)  # an empty value's open is no marker
 
 
 GLM = KeyValueTags()
 
 
-def key_value_writer(kv: KeyValueTags, line: str = "") -> Writer:
+def key_value_writer(kv: KeyValueTags, line: str = "", key_line: str | None = None) -> Writer:
     """Calls -> `kv`'s text, strings verbatim and other values as JSON; `line` after the name (and
-    its separator), each key, each value, each call inside a block, and the block's open."""
+    its separator), each key (`key_line` there, if given), each value, each call inside a block, and
+    the block's open."""
+    after_key = line if key_line is None else key_line
 
     def write(calls: Sequence[Call]) -> str:
         text = "".join(
             kv.call_open + name + (kv.name_separator or "") + line
-            + "".join(f"{kv.key_open}{k}{kv.key_close}{line}{kv.value_open}{raw_value(v)}{kv.value_close}{line}"
+            + "".join(f"{kv.key_open}{k}{kv.key_close}{after_key}{kv.value_open}{raw_value(v)}{kv.value_close}{line}"
                       for k, v in args.items())
             + kv.call_close + (line if kv.block else "")
             for name, args in calls
@@ -114,22 +125,24 @@ ArgumentsElement = Callable[[ConstraintRequest, str], Element]
 """Tool `name`'s arguments as a constraint element (between the call's name and its close)."""
 
 
-def tagged_pairs(kv: KeyValueTags, line: str = "") -> ArgumentsElement:
-    """Arguments as `kv`'s key and value tags, as `key_value_writer(kv, line)` writes them, for
+def tagged_pairs(kv: KeyValueTags, line: str = "", key_line: str | None = None) -> ArgumentsElement:
+    """Arguments as `kv`'s key and value tags, as `key_value_writer(kv, line, key_line)` writes them, for
     spellings xgrammar has no style for: a pinned tool's declared keys in their order (the required
     ones present), each value any text without the value's close where its schema admits a string
     (the raw value is that text), else JSON of its schema; then, unless the schema closes the
     object, any other keys (a declared one too) with any text. An unpinned tool: any keys, any text."""
 
+    after_key = line if key_line is None else key_line
+
     def pair(key: str, content: Element) -> Element:
-        return tag(kv.key_open + key + kv.key_close + line + kv.value_open, content, kv.value_close + line)
+        return tag(kv.key_open + key + kv.key_close + after_key + kv.value_open, content, kv.value_close + line)
 
     # a value never runs into the next pair: its close, or (a close the model dropped) the next key
     # nor the call's own tags, which the parser reads as the call's end or a new call
     calls = [kv.call_open, kv.call_close, *(kv.block or ())]
     text = {"type": "any_text", "excludes": [kv.value_close, kv.key_open, *calls]}
 
-    free = tag(kv.key_close + line + kv.value_open, text, kv.value_close + line)
+    free = tag(kv.key_close + after_key + kv.value_open, text, kv.value_close + line)
     other = sequence(const(kv.key_open), regex(r"[^<>\s]+"), free)
 
     def arguments(request: ConstraintRequest, name: str) -> Element:
@@ -321,10 +334,36 @@ class KeyValueStream(XmlBlockStream):
         self._typed = False
         self._state = _KEY_DONE
 
+    def _scan_call(self, text: str, pos: int) -> int | None:
+        """Between a call's arguments: `call_blocks`' reading; where `kv.next_call_ends_call`, a
+        call's open there ends this call (its close dropped), and the open is read again as the next."""
+        if self.kv.next_call_ends_call:
+            if (at := self._markup_ws(text, pos, self._raw)) > pos:
+                return at
+            tag = self._literal_at(text, pos, (self.kv.call_open,))
+            if tag is None:
+                return None
+            if tag:
+                self._end_call_element()
+                return pos
+        return super()._scan_call(text, pos)
+
+    def _value_ended(self, end: ValueEnd, value: Any) -> None:
+        """A call's open that ended a value (`kv.next_call_ends_call`) ends the call too."""
+        if end.tag == self.kv.call_open:
+            self._arguments[self._param] = value
+            self._end_call_element()
+        else:
+            super()._value_ended(end, value)
+
     def _scan_key_done(self, text: str, pos: int) -> int | None:
         """After a key: whitespace, then `<arg_value>`; a value written without it starts right
         there, but another of the format's tags there (the next key, the call's close, a stray
-        `</arg_key>`) means the key has no value: the call breaks."""
+        `</arg_key>`) means the key has no value: the call breaks. A format without a value's open
+        (`kv.value_open` empty) starts the value at once: its whitespace is data."""
+        if not self.kv.value_open:
+            self._state = VALUE
+            return pos
         if (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at
         tag = self._literal_at(text, pos, self.kv.after_key)
@@ -373,14 +412,16 @@ _TYPE_NAMES["any"] = "string"  # the text as written
 class KeyValueFormat:
     """One format of the family: its `kv` tags; `think` the think pairs its stream reads as text
     (default: `kv.think`); `line` what the writer and constraints put after the name, each key, value
-    and call (Hy3 writes a line break); `special_tokens` whether its tags are added tokens of its
-    models' vocabulary; the rest is the `Format`'s own."""
+    and call (Hy3 writes a line break), `key_line` what they put after a key instead, if given
+    (Solar Open2 writes a line after the name and each value, none after a key); `special_tokens`
+    whether its tags are added tokens of its models' vocabulary; the rest is the `Format`'s own."""
 
     name: str
     summary: str
     kv: KeyValueTags
     think: tuple[tuple[str, str], ...] = ()
     line: str = ""
+    key_line: str | None = None
     special_tokens: bool = False
     vllm_names: tuple[str, ...] = ()
     sglang_names: tuple[str, ...] = ()
@@ -396,12 +437,12 @@ class KeyValueFormat:
         """The format: its stream (declared in `module`), writer, constraints and facts, all from
         this value."""
         kv = self.kv
-        required, auto = key_value_constraints(kv, tagged_pairs(kv, self.line), self.line)
+        required, auto = key_value_constraints(kv, tagged_pairs(kv, self.line, self.key_line), self.line)
         return Format(
             self.name,
             self.summary,
             self.stream_class(module),
-            key_value_writer(kv, self.line),
+            key_value_writer(kv, self.line, self.key_line),
             markers=kv.markers,
             special_tokens=kv.markers if self.special_tokens else (),
             required_constraint=required,
