@@ -26,58 +26,19 @@ same with ChatML-free Apertus turns.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..core.ids import IdFactory
 from ..core.json_calls import NAME_AS_KEY
-from ..core.json_lexer import json_text
-from ..core.outside import ThinkMarkers
-from .marked_json import MarkedJsonStream, array_constraints, array_writer, headed_calls
-from .spec import CallTag, Format
+from .families.marked_json import NAME_AS_KEY_SPELLING, MarkedJsonFormat
 
-START, END = "<|tools_prefix|>", "<|tools_suffix|>"
-THINK_MARKERS = ("<|inner_prefix|>", "<|inner_suffix|>")
-
-
-class ApertusJsonStream(MarkedJsonStream):
-    """Incremental parser for one response in Apertus' tool-call format."""
-
-    format_name = "apertus_json"
-    start_markers = (START,)
-    end_marker = END
-    shape = NAME_AS_KEY
-
-    def __init__(
-        self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: ThinkMarkers = THINK_MARKERS
-    ) -> None:
-        super().__init__(tools, id_factory, think_markers=think_markers)
-
-
-def _call_object(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {name: arguments}
-
-
-write = array_writer(START, END, _call_object)
-"""`<|tools_prefix|>[{"NAME": {..}}, ..]<|tools_suffix|>`, as Apertus' template writes calls."""
-
-
-def _call_begin(name: str) -> str:
-    return "{" + json_text(name) + ": "
-
-
-required_constraint, auto_constraint = array_constraints(START, END, headed_calls(_call_begin))
-
-FORMAT = Format(
+FORMAT = MarkedJsonFormat(
     "apertus_json",
     '<|tools_prefix|>[{"NAME": {..}}, ..]<|tools_suffix|> (Apertus)',
-    ApertusJsonStream,
-    write,
-    markers=(START, END),
-    special_tokens=(START, END),
-    required_constraint=required_constraint,
-    auto_constraint=auto_constraint,
-    call_tag=CallTag(START + '[{{"{name}": ', "}]" + END, START),
+    ("<|tools_prefix|>",),
+    NAME_AS_KEY,
+    end="<|tools_suffix|>",
+    spelling=NAME_AS_KEY_SPELLING,
+    think=("<|inner_prefix|>", "<|inner_suffix|>"),
+    special_tokens=("<|tools_prefix|>", "<|tools_suffix|>"),
     vllm_names=("apertus",),
     sglang_names=("apertus2509",),
     models="Swiss AI Apertus (8B, 70B)",
-)
+).format(__name__)

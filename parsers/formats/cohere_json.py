@@ -43,7 +43,7 @@ from ..core.json_calls import CallShape
 from ..core.json_lexer import json_text
 from ..core.outside import ThinkMarkers
 from .constraints import Element, const, json_value, one_of, regex, sequence, tag
-from .marked_json import MarkedJsonStream, array_constraints
+from .families.marked_json import MarkedJsonStream, array_constraints
 from .spec import Call, CallTag, ConstraintRequest, Format
 
 START, END = "<|START_ACTION|>", "<|END_ACTION|>"

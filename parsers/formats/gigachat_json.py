@@ -33,7 +33,7 @@ parser reads back; the writer and the template shipped here use 3.1's spelling. 
 from __future__ import annotations
 
 from .families.json_blocks import JsonBlockFormat, JsonBlockTags
-from .marked_json import NEXT_CALL_OBJECT
+from .families.marked_json import NEXT_CALL_OBJECT
 
 TOKEN, ROLE = "<|function_call|>", "function call<|role_sep|>"
 MESSAGE_END = "<|message_sep|>"

@@ -27,7 +27,7 @@ its template instructs; that is a call like any other here, for the client to se
 from __future__ import annotations
 
 from .families.json_blocks import JsonBlockFormat, JsonBlockTags
-from .marked_json import NEXT_CALL_OBJECT
+from .families.marked_json import NEXT_CALL_OBJECT
 
 START = "<function_call>"
 

@@ -24,50 +24,18 @@ only), so the template shipped here writes them as the model does: `<|tool_call|
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.json_calls import CallShape
-from .marked_json import (
-    NEXT_CALL_OBJECT,
-    MarkedJsonStream,
-    array_constraints,
-    array_writer,
-    headed_calls,
-    name_arguments_begin,
-)
-from .spec import CallTag, Format
+from .families.marked_json import NEXT_CALL_OBJECT, MarkedJsonFormat
 
 TOKEN, PLAIN = "<|tool_call|>", "<tool_call>"
 
-
-class GraniteJsonStream(MarkedJsonStream):
-    """Incremental parser for one response in Granite 3.x's tool-call format."""
-
-    format_name = "granite_json"
-    start_markers = (TOKEN, PLAIN)
-    shape = CallShape(array_only=True)
-
-
-def _call_object(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
-
-
-write = array_writer(TOKEN, "", _call_object)
-"""`<|tool_call|>[{"name": .., "arguments": ..}, ..]`, as Granite writes its calls."""
-
-required_constraint, auto_constraint = array_constraints(TOKEN, "", headed_calls(name_arguments_begin))
-
-FORMAT = Format(
+FORMAT = MarkedJsonFormat(
     "granite_json",
     '<|tool_call|>[{"name": .., "arguments": {..}}, ..] (Granite 3.x; <tool_call> too)',
-    GraniteJsonStream,
-    write,
-    markers=(TOKEN, PLAIN),
+    (TOKEN, PLAIN),
+    CallShape(array_only=True),
     special_tokens=(TOKEN,),
-    required_constraint=required_constraint,
-    auto_constraint=auto_constraint,
-    call_tag=CallTag(TOKEN + '[{{"name": "{name}", "arguments": ', "}]", TOKEN),
     other_openers=((PLAIN, TOKEN), NEXT_CALL_OBJECT),
     vllm_names=("granite",),
     models="IBM Granite 3.0 / 3.1 / 3.2 / 3.3",
-)
+).format(__name__)

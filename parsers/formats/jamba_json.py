@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from .families.json_blocks import JsonBlockStream
-from .marked_json import array_constraints, array_writer, headed_calls, name_arguments_begin
+from .families.marked_json import array_constraints, array_writer, headed_calls, name_arguments_begin
 from .spec import CallTag, Format
 
 START, END = "<tool_calls>", "</tool_calls>"

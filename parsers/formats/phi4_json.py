@@ -23,50 +23,16 @@ written as the model writes calls (vLLM's example renders them without the marke
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.json_calls import CallShape
-from .marked_json import (
-    NEXT_CALL_OBJECT,
-    MarkedJsonStream,
-    array_constraints,
-    array_writer,
-    headed_calls,
-    name_arguments_begin,
-)
-from .spec import CallTag, Format
+from .families.marked_json import NEXT_CALL_OBJECT, MarkedJsonFormat
 
-MARKER = "functools"
-
-
-class Phi4JsonStream(MarkedJsonStream):
-    """Incremental parser for one response in Phi-4-mini's tool-call format."""
-
-    format_name = "phi4_json"
-    start_markers = (MARKER,)
-    shape = CallShape(array_only=True)
-
-
-def _call_object(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
-
-
-write = array_writer(MARKER, "", _call_object)
-"""`functools[{"name": .., "arguments": ..}, ..]`, as Phi-4-mini writes its calls."""
-
-required_constraint, auto_constraint = array_constraints(MARKER, "", headed_calls(name_arguments_begin))
-
-FORMAT = Format(
+FORMAT = MarkedJsonFormat(
     "phi4_json",
     'functools[{"name": .., "arguments": {..}}, ..] (Phi-4-mini)',
-    Phi4JsonStream,
-    write,
-    markers=(MARKER,),
-    required_constraint=required_constraint,
-    auto_constraint=auto_constraint,
+    ("functools",),
+    CallShape(array_only=True),
     other_openers=(NEXT_CALL_OBJECT,),
-    call_tag=CallTag(MARKER + '[{{"name": "{name}", "arguments": ', "}]", MARKER),
+    reasoning_openers=(),
     vllm_names=("phi4_mini_json",),
     models="Microsoft Phi-4-mini",
-    reasoning_openers=(),
-)
+).format(__name__)

@@ -51,7 +51,7 @@ from ..core.ids import IdFactory
 from ..core.json_calls import CallShape
 from ..core.outside import ThinkMarkers
 from .constraints import const, one_call_in_text, optional, regex, repeated, sequence, structural, tag, triggered
-from .marked_json import MarkedJsonStream, array_writer, headed_calls, name_arguments_begin
+from .families.marked_json import MarkedJsonStream, array_writer, headed_calls, name_arguments_begin
 from .spec import ConstraintRequest, Format
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"

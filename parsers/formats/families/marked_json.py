@@ -35,15 +35,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..core.ids import IdFactory
-from ..core.json_calls import DEFAULT_SHAPE, CallShape, JsonCallReader
-from ..core.json_lexer import json_text
-from ..core.outside import ThinkMarkers
-from .constraints import Element, const, json_value, repeated, sequence, structural, tag, triggered
-from .families.json_blocks import JsonBlockStream
-from .spec import Call, Constraint, ConstraintRequest, Writer
+from ...core.ids import IdFactory
+from ...core.json_calls import DEFAULT_SHAPE, CallShape, JsonCallReader
+from ...core.json_lexer import json_text
+from ...core.outside import ThinkMarkers
+from ..constraints import Element, const, json_value, repeated, sequence, structural, tag, triggered
+from ..spec import Call, CallTag, Constraint, ConstraintRequest, Format, Writer
+from . import format_stream
+from .json_blocks import JsonBlockStream
 
 CallObject = Callable[[str, dict[str, Any]], dict[str, Any]]
 """A call as the format's JSON object (name and arguments in its keys)."""
@@ -181,3 +183,91 @@ def headed_calls(call_begin: Callable[[str], str], call_end: str = "}") -> CallT
 def name_arguments_begin(name: str) -> str:
     """`{"name": NAME, "arguments": ` (the head of the common call object, as json.dumps writes it)."""
     return f'{{"name": {json_text(name)}, "arguments": '
+
+
+# -- a format of the family, as data ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CallSpelling:
+    """How the writer and the constraints spell one call object: `object` of a name and arguments,
+    `begin` the object's text up to its arguments, `tag_begin` the same as SGLang's call tag writes
+    it (`{name}` for the name)."""
+
+    object: CallObject
+    begin: Callable[[str], str]
+    tag_begin: str
+
+
+NAME_AND_ARGUMENTS = CallSpelling(
+    lambda name, arguments: {"name": name, "arguments": arguments},
+    name_arguments_begin,
+    '{{"name": "{name}", "arguments": ',
+)
+"""`{"name": NAME, "arguments": {..}}`."""
+
+NAME_AS_KEY_SPELLING = CallSpelling(
+    lambda name, arguments: {name: arguments},
+    lambda name: "{" + json_text(name) + ": ",
+    '{{"{name}": ',
+)
+"""`{"NAME": {..}}` (Apertus)."""
+
+
+@dataclass(frozen=True)
+class MarkedJsonFormat:
+    """One format of the family, as data: `starts` its block markers (the first is what the writer,
+    constraints and call tag write), `end` its closing marker ("" where the model writes none),
+    `shape` the call objects the stream reads, `spelling` how the writer and constraints write one,
+    `think` the think pair its stream reads as text; the rest is the `Format`'s own. Formats whose
+    grammar differs subclass `MarkedJsonStream` (`cohere_json`'s numbered objects, `xlam_json`'s
+    unmarked lists)."""
+
+    name: str
+    summary: str
+    starts: tuple[str, ...]
+    shape: CallShape
+    end: str = ""
+    spelling: CallSpelling = NAME_AND_ARGUMENTS
+    think: tuple[str, str] = ("<think>", "</think>")
+    special_tokens: tuple[str, ...] = ()
+    other_openers: tuple[tuple[str, str | None], ...] = ()
+    reasoning_openers: tuple[str, ...] | None = None
+    vllm_names: tuple[str, ...] = ()
+    sglang_names: tuple[str, ...] = ()
+    models: str = ""
+
+    def stream_class(self, module: str) -> type[MarkedJsonStream]:
+        """The format's stream class, declared in `module` (where its docs are read)."""
+        return format_stream(
+            MarkedJsonStream,
+            self.name,
+            module,
+            "JSON after a marker",
+            self.think,
+            start_markers=self.starts,
+            end_marker=self.end or None,
+            shape=self.shape,
+        )
+
+    def format(self, module: str) -> Format:
+        """The format: its stream (declared in `module`), writer, constraints and facts, all from
+        this value."""
+        start, spelling = self.starts[0], self.spelling
+        required, auto = array_constraints(start, self.end, headed_calls(spelling.begin))
+        return Format(
+            self.name,
+            self.summary,
+            self.stream_class(module),
+            array_writer(start, self.end, spelling.object),
+            markers=(*self.starts, *((self.end,) if self.end else ())),
+            special_tokens=self.special_tokens,
+            required_constraint=required,
+            auto_constraint=auto,
+            call_tag=CallTag(start + "[" + spelling.tag_begin, "}]" + self.end, start),
+            other_openers=self.other_openers,
+            vllm_names=self.vllm_names,
+            sglang_names=self.sglang_names,
+            models=self.models,
+            reasoning_openers=self.reasoning_openers,
+        )
