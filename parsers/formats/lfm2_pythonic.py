@@ -13,7 +13,7 @@ with START = `<|tool_call_start|>` and END = `<|tool_call_end|>`, special tokens
 (the adapters turn `skip_special_tokens` off so they reach the parser). A list is read only after
 START: a bare `[f(x=1)]` in the text, at a line start or not, is text here (LFM2 always opens its
 calls with the token). After START any name counts, declared or not. Everything from the `[` to its
-`]` is `llama_pythonic`'s machine (`LlamaPythonicStream` with these tags), so the literals, a call
+`]` is `llama_pythonic`'s machine (`families/pythonic.py`'s `PythonicStream` with these tags), so the literals, a call
 that is text while the others count (a positional argument, `b'..'`, an expression, an invalid
 escape), a list that breaks, and the end of the output inside a list are as that format's section
 says, word for word; JSON's `true` / `false` / `null` read as Python's.
@@ -51,42 +51,17 @@ and other values with Jinja's `string`: both read the same for the values a mode
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from ..core.python_literals import Spelling
-from .llama_pythonic import LlamaPythonicStream, call_writer, tagged_constraints, writes_name
-from .spec import Format
+from .families.pythonic import PythonicFormat
 
 START, END = "<|tool_call_start|>", "<|tool_call_end|>"
 
-
-class Lfm2PythonicStream(LlamaPythonicStream):
-    """Incremental parser for one response in LFM2's tool-call format (`llama_pythonic`'s machine,
-    lists only inside LFM2's tool-call tokens)."""
-
-    format_name = "lfm2_pythonic"
-    bare_lists = False
-    tags: ClassVar[dict[str, str]] = {START: END}
-    python_spelling: ClassVar[Spelling] = Spelling(sets=True, leading_zeros=True, loose_quotes=True)
-    """What LFM2 writes that Python refuses (see the module docstring), read by `core.python_calls`."""
-
-
-write = call_writer(START, END)
-"""One list between LFM2's tokens, keyword arguments as Python literals."""
-
-required_constraint, auto_constraint = tagged_constraints(START, END)
-
-FORMAT = Format(
+FORMAT = PythonicFormat(
     "lfm2_pythonic",
     '<|tool_call_start|>[f(a=1, b="x"), g()]<|tool_call_end|> (LFM2)',
-    Lfm2PythonicStream,
-    write,
-    markers=(START, END),
-    special_tokens=(START, END),
-    required_constraint=required_constraint,
-    auto_constraint=auto_constraint,
-    writes_name=writes_name,
+    ((START, END),),
+    spelling=Spelling(sets=True, leading_zeros=True, loose_quotes=True),  # what LFM2 writes (see above)
     vllm_names=("lfm2",),
     sglang_names=("lfm2",),
     models="LiquidAI LFM2 / LFM2.5",
-)
+).format(__name__)

@@ -14,7 +14,7 @@ with START = `<function_calls>` and END = `</function_calls>`, special tokens of
 START, whose first call commits the block (`NAME(`, any name, declared or not); a bare
 `get_weather(city="Paris")` in the text is text (vLLM's finished path reads a whole output of bare
 calls; its streaming path does not, nor does the model write one: START is one token). The calls,
-their literals and every error case are `llama_pythonic`'s (`LlamaPythonicStream` with these tags,
+their literals and every error case are `llama_pythonic`'s (`families/pythonic.py`'s `PythonicStream` with these tags,
 its reader in lines mode, `core/python_calls.py`), with a line break where a list has its comma and
 END's `<` where it has its `]`: a call that is text while the others count (a positional argument,
 a set, `b'..'`, `1e999`, ...), a block that breaks (a `,`, a `]` or a second call on the same line
@@ -31,44 +31,16 @@ objects), calls joined by a line break, right after START; our writer and templa
 
 from __future__ import annotations
 
-import json
-from typing import Any, ClassVar
-
-from .llama_pythonic import LlamaPythonicStream, call_writer, tagged_constraints, writes_name
-from .spec import Format
+from .families.pythonic import PythonicFormat
 
 START, END = "<function_calls>", "</function_calls>"
 
-
-class Olmo3PythonicStream(LlamaPythonicStream):
-    """Incremental parser for one response in Olmo 3's tool-call format (`llama_pythonic`'s machine,
-    calls one per line inside Olmo's tags)."""
-
-    format_name = "olmo3_pythonic"
-    bare_lists = False
-    tags: ClassVar[dict[str, str]] = {START: END}
-    one_per_line = True
-
-
-def _json_literal(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-write = call_writer(START, END, one_per_line=True, literal=_json_literal)
-"""The calls one per line between Olmo's tags, each value as JSON (Olmo 3's template's `tojson`)."""
-
-required_constraint, auto_constraint = tagged_constraints(START, END, one_per_line=True, json_literals=True)
-
-FORMAT = Format(
+FORMAT = PythonicFormat(
     "olmo3_pythonic",
     '<function_calls>f(a=1, b="x")\\ng()</function_calls> (Olmo 3)',
-    Olmo3PythonicStream,
-    write,
-    markers=(START, END),
-    special_tokens=(START, END),
-    required_constraint=required_constraint,
-    auto_constraint=auto_constraint,
-    writes_name=writes_name,
+    ((START, END),),
+    one_per_line=True,
+    json_literals=True,
     vllm_names=("olmo3",),
     models="Ai2 Olmo 3 / Olmo 3.1 Instruct",
-)
+).format(__name__)
