@@ -121,26 +121,26 @@ STRICT = {
 
 
 def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_schema():
-    grammar = tag_grammar(lfm2.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
-    two = lfm2.write([("get_weather", {"city": "Paris", "days": 2}), ("now", {})])
+    grammar = tag_grammar(lfm2.FORMAT.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
+    two = lfm2.FORMAT.write([("get_weather", {"city": "Paris", "days": 2}), ("now", {})])
     assert grammar_accepts(grammar, two)
-    assert not grammar_accepts(grammar, lfm2.write([("get_weather", {"days": 2})]))  # city is required
-    assert not grammar_accepts(grammar, lfm2.write([("get_weather", {"city": 1})]))
-    assert not grammar_accepts(grammar, lfm2.write([("other", {})]))
+    assert not grammar_accepts(grammar, lfm2.FORMAT.write([("get_weather", {"days": 2})]))  # city is required
+    assert not grammar_accepts(grammar, lfm2.FORMAT.write([("get_weather", {"city": 1})]))
+    assert not grammar_accepts(grammar, lfm2.FORMAT.write([("other", {})]))
     assert not grammar_accepts(grammar, '[get_weather(city="Paris")]')  # the tokens are the envelope
-    single = tag_grammar(lfm2.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
-    assert grammar_accepts(single, lfm2.write([("get_weather", {"city": "Paris"})]))
-    assert not grammar_accepts(single, lfm2.write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
+    single = tag_grammar(lfm2.FORMAT.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
+    assert grammar_accepts(single, lfm2.FORMAT.write([("get_weather", {"city": "Paris"})]))
+    assert not grammar_accepts(single, lfm2.FORMAT.write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
 
 
 def test_auto_constraint_leaves_brackets_in_prose_alone():
     """Only the start token opens calls here, so prose may hold any brackets (llama_pythonic's
     constraint must hold every `[`)."""
-    grammar = tag_grammar(lfm2.auto_constraint(ConstraintRequest({"get_weather": STRICT})))
+    grammar = tag_grammar(lfm2.FORMAT.auto_constraint(ConstraintRequest({"get_weather": STRICT})))
     prose = "See [1] and [f(x)] here."
     assert parse("lfm2_pythonic", prose, TOOLS).calls == []
     assert grammar_accepts(grammar, prose)
-    assert grammar_accepts(grammar, prose + "\n" + lfm2.write([("get_weather", {"city": "Paris"})]))
+    assert grammar_accepts(grammar, prose + "\n" + lfm2.FORMAT.write([("get_weather", {"city": "Paris"})]))
 
 
 def block(calls: str) -> str:

@@ -74,7 +74,7 @@ def test_our_template_writes_olmo3s_turn(olmo_tokens):
         'Checking.<function_calls>get_weather(city="Paris", days=2, metric=true, unit=null)\n'
         'save(path="w.txt", content="a \\"b\\"\\nc é")</function_calls>'
     )
-    assert turn == "Checking." + olmo.write(CALLS)
+    assert turn == "Checking." + olmo.FORMAT.write(CALLS)
     assert out.endswith("<|im_start|>environment\nsunny<|im_end|>\n<|im_start|>assistant\n")
     assert "<functions>" in out and '"name": "save"' in out
     result = both_paths("olmo3_pythonic", turn, TOOLS, olmo_tokens, eager=True)
@@ -110,7 +110,7 @@ def test_a_second_call_not_on_its_own_line_breaks_the_block_there(separator):
 
 def test_llama_lists_and_olmo_blocks_are_each_others_text():
     assert parse("olmo3_pythonic", '[get_weather(city="Paris")]', TOOLS).calls == []
-    assert parse("llama_pythonic", olmo.write([("get_weather", {"city": "Paris"})]), TOOLS).calls == []
+    assert parse("llama_pythonic", olmo.FORMAT.write([("get_weather", {"city": "Paris"})]), TOOLS).calls == []
 
 
 STRICT = {
@@ -122,22 +122,22 @@ STRICT = {
 
 
 def test_required_constraint_admits_the_writer_and_both_spellings_of_literals():
-    grammar = tag_grammar(olmo.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
-    two = olmo.write([("get_weather", {"city": "Paris", "days": 2, "metric": False}), ("now", {})])
+    grammar = tag_grammar(olmo.FORMAT.required_constraint(ConstraintRequest({"get_weather": STRICT, "now": {}})))
+    two = olmo.FORMAT.write([("get_weather", {"city": "Paris", "days": 2, "metric": False}), ("now", {})])
     assert grammar_accepts(grammar, two)
     assert grammar_accepts(grammar, two.replace("false", "False"))
     assert not grammar_accepts(grammar, two.replace("\n", ", "))  # one per line
-    assert not grammar_accepts(grammar, olmo.write([("get_weather", {"days": 2})]))  # city is required
-    assert not grammar_accepts(grammar, olmo.write([("get_weather", {"city": "A", "metric": 1})]))
-    assert not grammar_accepts(grammar, olmo.write([("other", {})]))
-    single = tag_grammar(olmo.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
-    assert grammar_accepts(single, olmo.write([("get_weather", {"city": "Paris"})]))
-    assert not grammar_accepts(single, olmo.write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
+    assert not grammar_accepts(grammar, olmo.FORMAT.write([("get_weather", {"days": 2})]))  # city is required
+    assert not grammar_accepts(grammar, olmo.FORMAT.write([("get_weather", {"city": "A", "metric": 1})]))
+    assert not grammar_accepts(grammar, olmo.FORMAT.write([("other", {})]))
+    single = tag_grammar(olmo.FORMAT.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
+    assert grammar_accepts(single, olmo.FORMAT.write([("get_weather", {"city": "Paris"})]))
+    assert not grammar_accepts(single, olmo.FORMAT.write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
 
 
 def test_auto_constraint_admits_prose_then_the_block():
-    grammar = tag_grammar(olmo.auto_constraint(ConstraintRequest({"get_weather": STRICT})))
+    grammar = tag_grammar(olmo.FORMAT.auto_constraint(ConstraintRequest({"get_weather": STRICT})))
     prose = "Let me see [1] f(x)."
     assert grammar_accepts(grammar, prose)
-    assert grammar_accepts(grammar, prose + olmo.write([("get_weather", {"city": "Paris", "metric": True})]))
-    assert not grammar_accepts(grammar, prose + olmo.write([("get_weather", {"town": "Paris"})]))
+    assert grammar_accepts(grammar, prose + olmo.FORMAT.write([("get_weather", {"city": "Paris", "metric": True})]))
+    assert not grammar_accepts(grammar, prose + olmo.FORMAT.write([("get_weather", {"town": "Paris"})]))
