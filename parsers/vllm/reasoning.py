@@ -17,11 +17,15 @@ Facts of vLLM 0.32 it relies on:
   and vLLM then no longer runs the tool parser; so `finish_streaming` reads the held answer with a
   tool parser of the format itself. The request it needs (the tools) arrives just before, in
   `get_streaming_fallback_content`.
-- Where the prompt leaves reasoning (open, closed, or to the model) is read from the served chat
-  template (`served_template`: `--chat-template`, else the tokenizer's own) rendered with the
-  request's template arguments, not from the prompt's token ids:
-  vLLM 0.32 hands those to a streaming reasoning parser only, and a finished response must be
-  split the same way. `is_reasoning_end` of a prompt (which vLLM asks to decide whether reasoning
+- Where the prompt leaves reasoning (open, closed, or to the model): vLLM 0.33+ hands every
+  reasoning parser the request's prompt token ids before it reads the output, finished or streamed
+  (`set_prompt_token_ids`, forwarded by `DelegatingParser`), and the prompt's last tokens say it
+  exactly (a `continue_final_message` prompt, a template whose thinking depends on the
+  conversation). vLLM 0.32 gives them to a streaming parser only, and a finished response must be
+  split the same way, so there it is read from the served chat template (`served_template`:
+  `--chat-template`, else the tokenizer's own) rendered for one user message with the request's
+  template arguments. The decoding gate below reads it as the response does: from the prompt where
+  vLLM passes it, else from the template. `is_reasoning_end` of a prompt (which vLLM asks to decide whether reasoning
   runs at all, and when decoding constraints start) is True only for a prompt that ends with a
   closed block.
 - Structured outputs (`required`, a named tool, strict `auto`, a JSON schema) start constraining
@@ -43,13 +47,17 @@ from typing import Any, ClassVar
 from vllm.entrypoints.generate.base.protocol import DeltaMessage
 from vllm.reasoning import ReasoningParser
 
-from ..core.reasoning import CallReading, Reasoning, ReasoningSplit, template_start
+from ..core.reasoning import CallReading, Reasoning, ReasoningSplit, generation_start, template_start
 from ..core.tokens import vocabulary
 from ..formats import Format, get_format
 from .served_template import server_chat_template
 
 _TAIL_TOKENS = 16
 """How many of a prompt's last tokens are decoded to see whether it ends with a closed block."""
+
+_PROMPT_GIVEN = hasattr(ReasoningParser, "set_prompt_token_ids")
+"""Whether this vLLM hands reasoning parsers the prompt (0.33+): then the response and the decoding
+gate both read where reasoning starts from the prompt, else both from the served template."""
 
 _CONTEXT_TOKENS = 4
 """How many accepted tokens are decoded before new ones (a tokenizer may spell a token differently
@@ -98,6 +106,15 @@ class FormatReasoningParser(ReasoningParser):
     def _new_split(self) -> ReasoningSplit:
         return self._format.reasoning_split(self._start)
 
+    def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        """vLLM 0.33+, before the output is read: where the request's own prompt leaves reasoning
+        (its last tokens), in place of the served template's reading."""
+        if prompt_token_ids and self._split is None:
+            self._start = self._prompt_start(prompt_token_ids)
+
+    def _prompt_start(self, prompt_token_ids: Sequence[int]) -> str:
+        return generation_start(self._decode(list(prompt_token_ids[-_TAIL_TOKENS:])), self._pairs)
+
     @property
     def reasoning_start_str(self) -> str | None:
         return self._pairs[0][0]
@@ -126,6 +143,8 @@ class FormatReasoningParser(ReasoningParser):
             return False
         base = len(input_ids) - len(delta)
         if self._gate is None:
+            if _PROMPT_GIVEN and base > 0:  # the first step asked: what comes before it is the prompt
+                self._start = self._prompt_start(input_ids[:base])
             self._gate, self._gate_at = self._new_split(), base
         elif self._gate.ended:  # the output had no block (else the engine stopped asking at its end)
             return False
