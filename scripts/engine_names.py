@@ -31,10 +31,18 @@ HARMONY = {
     "gpt-oss": "gpt-oss Harmony (issue 23)",
 }
 """Names no format of ours will take as a configuration, and why."""
-PENDING = {
-    "step5": "`qwen_xml` reads its calls; vLLM keeps the content's whitespace beside them, ours trims it (issue 40)",
-}
+PENDING: dict[str, str] = {}
 """Names a format of ours nearly serves, and the difference."""
+UNRELEASED = {
+    "solar_open2": ("solar_xml", "vLLM main (`vllm/tool_parsers/solar_open2_tool_parser.py`)"),
+    "telechat4": ("telechat4_xml", "vLLM main and SGLang main (`telechat4_detector.py`)"),
+    "xingchen4": ("telechat4_xml", "SGLang main (`xingchen4_detector.py`, TeleChat4's code)"),
+    "xing4_0": ("telechat4_xml", "SGLang main (`xing4_0_detector.py`, TeleChat4's code)"),
+    "berrylm": ("qwen_xml", "SGLang main (`berrylm_detector.py`: Qwen3-Coder XML)"),
+    "spark": ("glm_xml", "SGLang main (`spark3_detector.py`: GLM-4.5 keys and values)"),
+    "tng_r1t2": ("hermes_json", "SGLang main (`tng_r1t2_detector.py`: Qwen2.5's Hermes JSON)"),
+}
+"""Names on an engine's main branch, in no release yet: the format of ours that reads them, and where."""
 
 
 _VLLM_REGISTRY = """
@@ -117,6 +125,12 @@ def render(formats: Mapping[str, object], vllm_version: str, vllm: list[str], sg
         f"## SGLang {md.version('sglang')}",
         "",
         *_table("SGLang", sglang, by_sglang),
+        "",
+        "## On the engines' main branches, not released yet",
+        "",
+        "| name | ours | where |",
+        "|---|---|---|",
+        *(f"| `{name}` | [`{ours}`](formats.md#{ours}) | {where} |" for name, (ours, where) in UNRELEASED.items()),
         "",
     ]
     return "\n".join(lines)

@@ -125,5 +125,5 @@ def build_result(events: list[Event]) -> ParseResult:
             start = started[event.index]
             arguments_json = "".join(fragments[event.index])
             calls.append(ToolCall(len(calls), start.id, start.name, event.arguments, arguments_json))
-    content = "".join(text_parts).strip()
+    content = "".join(text_parts)  # trimmed by the stream already, unless its format keeps whitespace
     return ParseResult(content or None, calls)

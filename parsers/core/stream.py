@@ -12,7 +12,9 @@ and `_reject`. This class turns that into the public `feed()` / `close()` contra
   prepending it to the next delta is cheap too.
 - Content is trimmed at both ends of the response the same way in streaming and in `parse()`:
   leading whitespace is never sent, and whitespace is held back until real text follows it (then
-  sent), so whitespace next to a call or at the end never reaches the client.
+  sent), so whitespace next to a call or at the end never reaches the client. A format whose
+  models' clients expect the content as written (`keeps_whitespace`, Step-5) sends the text before
+  its first call untrimmed.
 - **The streaming policy** (`Limits.streaming`): a call's events are held until the call completes
   (or its arguments pass the policy's bound), and dropped if it breaks first, its text then coming
   back as text exactly as `parse()` returns it; so a stream never shows a call that the finished
@@ -120,6 +122,10 @@ class FormatStream:
     format_name = "?"
     markup_space: re.Pattern[str] = JSON_SPACE
     """The whitespace the format allows between its markup (`_markup_ws`)."""
+    keeps_whitespace = False
+    """Content before the first call is sent as written, its whitespace untrimmed; after a call,
+    whitespace reaches the client only when text follows it (so the line breaks between blocks and
+    after the last one stay markup)."""
     _readers: dict[int, Reader]
     _state: int
 
@@ -259,6 +265,10 @@ class FormatStream:
         if not text:
             return
         self._held = None  # text while a call is held: that call broke, and its text comes back
+        if self.keeps_whitespace and not self._calls_done:  # before the first call: as written
+            self._out.append(Text(text))
+            self._sent_text = True
+            return
         if not self._sent_text:
             text = text.lstrip()
             if not text:

@@ -9,7 +9,8 @@ the tool's schema, a value's close that ends it only before the next key or the 
 dropped value's close before the next key, the whitespace between a value's close and the next tag
 as markup, every malformed shape: `glm_xml`'s. One hook of the family (`next_call_ends_call`): a
 `<|tool_call:start|>` after a value, or inside one, ends the call whose close (and the value's) the
-model dropped, and starts the next, as vLLM reads it; a special token is never a value's data.
+model dropped, and starts the next, as vLLM reads it (a `<|tool_arg:start|>` inside a value ends it
+too, as in `glm_xml`; Solar's other tags are the value's data unless what follows them ends it).
 Reasoning is `<|think:start|>..<|think:end|>`, text to this parser. The facts are vLLM main's
 `solar_open2` parser and its tests (`vllm/tool_parsers/solar_open2_tool_parser.py`,
 `tests/tool_parsers/test_solar_open2_tool_parser.py`), in no vLLM release of December 2026, so no

@@ -179,7 +179,8 @@ class QwenFunctions:
     """One format of the family, as data: `start` / `end` are its block tags; `inline` says its
     template writes a value right between its tags (Seed), so no line break around a value is
     markup; `bare_calls` reads a `<function=` written without its block, for a declared tool (Qwen
-    drops the block now and then); `think` is the think pair read as text; the rest is the
+    drops the block now and then); `think` is the think pair read as text; `keep_whitespace` sends
+    the content as written, its whitespace untrimmed (Step-5's clients expect it); the rest is the
     `Format`'s own (`spec.Format`)."""
 
     name: str
@@ -189,6 +190,7 @@ class QwenFunctions:
     inline: bool = False
     bare_calls: bool = True
     think: tuple[str, str] = ("<think>", "</think>")
+    keep_whitespace: bool = False
     special_tokens: tuple[str, ...] = ()
     vllm_names: tuple[str, ...] = ()
     sglang_names: tuple[str, ...] = ()
@@ -210,6 +212,7 @@ class QwenFunctions:
             parameter_ends=value_ends(self.tags, inline=self.inline),
             framing_newlines=not self.inline,
             bare_calls=self.bare_calls,
+            keeps_whitespace=self.keep_whitespace,
         )
 
     def format(self, module: str) -> Format:
