@@ -39,11 +39,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import test_sglang_adapter  # noqa: F401  (imports SGLang first, leaving no trace)
 from fuzzing.reasoning import Doc, random_document, reasoning_formats, scenarios
-from helpers import token_chunks
+from helpers import leaves_no_trace, token_chunks
 from test_e2e_sglang_serving import ScriptedEngine, Stack, _respond, import_serving_chat
-from test_sglang_adapter import leaves_no_trace
 from toolcall_parsers import FORMATS, get_format, parse
 
 Answer = tuple[str | None, str | None, list[tuple[str, Any]]]
@@ -247,6 +245,8 @@ def main() -> None:
     parser.add_argument("--random", type=int, default=10, help="fuzz documents per format (default 10)")
     parser.add_argument("--show-cases", action="store_true", help="print each failing document")
     args = parser.parse_args()
+    with leaves_no_trace():  # SGLang's first import sets process-wide variables: keep them out
+        import sglang  # noqa: F401
     stack = new_stack()
     logging.disable(logging.CRITICAL)
     names = args.formats.split(",") if args.formats else reasoning_formats()

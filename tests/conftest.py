@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -18,7 +21,34 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from helpers import leaves_no_trace  # noqa: E402  (tests/ is on the path from here)
+
 Codec = tuple[Callable[[str], Sequence[int]], Callable[[Sequence[int]], str]]
+
+
+class _SGLangLeavesNoTrace(importlib.abc.MetaPathFinder):
+    """Runs the first import of `sglang`, whichever test makes it, under `helpers.leaves_no_trace`
+    (importing it sets environment variables that this process's tests and the `vllm serve` they
+    start would inherit). Test modules import no engine at collection, so SGLang is first imported
+    by whichever test runs first, in its body or a fixture: no one place can wrap it."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "sglang":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            exec_module = spec.loader.exec_module
+
+            def exec_leaving_no_trace(module: Any) -> None:
+                with leaves_no_trace():
+                    exec_module(module)
+
+            spec.loader.exec_module = exec_leaving_no_trace  # type: ignore[method-assign]
+        return spec
+
+
+if "sglang" not in sys.modules:
+    sys.meta_path.insert(0, _SGLangLeavesNoTrace())
 
 
 def _utf8(text: str) -> str:

@@ -1,17 +1,56 @@
-"""Shared test helpers: feeding a format in chunks, chunkings of a text, corpus loading."""
+"""Shared test helpers: feeding a format in chunks, chunkings of a text, corpus loading.
+
+No module here or in a test module imports an engine (vLLM, SGLang, xgrammar, transformers, torch)
+at import time or to build its parameters: pytest imports every test module to collect it, whatever
+`-k` selects, and those imports take seconds. A test imports them when it runs (in its body, a
+fixture or a helper it calls); a module that needs an engine says so with `needs(...)`."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import importlib.util
 import json
+import logging
+import os
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolcall_parsers import get_format
+from toolcall_parsers import FORMATS, get_format
 from toolcall_parsers.core.events import Event, ParseResult, build_result, merge_text
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
+
+
+def needs(*modules: str) -> Any:
+    """`pytestmark = needs("vllm")`: skip the module's tests unless each top-level module is installed.
+    It is found, not imported (see the module's docstring)."""
+    import pytest
+
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"not installed: {', '.join(missing)}")
+
+
+@contextlib.contextmanager
+def leaves_no_trace() -> Iterator[None]:
+    """SGLang configures the process it runs in: importing it points torch's, triton's and other
+    JIT caches at its own folders (and sets more variables) through the environment, and its
+    argument parsing sets the root logger to INFO with a handler. The other tests share this
+    process, and the vLLM servers they start inherit its environment, so both are put back.
+    (conftest.py imports SGLang itself under this, whichever test imports it first.)"""
+    environ = dict(os.environ)
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        yield
+    finally:
+        for key in set(os.environ) - set(environ):
+            del os.environ[key]
+        os.environ.update({k: v for k, v in environ.items() if os.environ.get(k) != v})
+        root.setLevel(level)
+        root.handlers[:] = handlers
 
 
 def counter_ids(name: str, index: int) -> str:
@@ -129,6 +168,43 @@ def load_corpus(fmt: str, *, engine_tests: bool = False) -> list[dict[str, Any]]
         return []
     cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [case for case in cases if from_engine_tests(case)] if engine_tests else cases
+
+
+def corpus_cases() -> list[tuple[str, dict[str, Any]]]:
+    """Every format's corpus cases as (format, case) pairs, for the modules that run the whole corpus
+    (parametrized with `corpus_ids`). Read once per process and shared by those modules: a test
+    reads a case, never changes it."""
+    return list(_corpus_cases())
+
+
+@functools.cache
+def _corpus_cases() -> tuple[tuple[str, dict[str, Any]], ...]:
+    return tuple((fmt, case) for fmt in FORMATS for case in load_corpus(fmt))
+
+
+def corpus_ids(cases: Iterable[tuple[str, dict[str, Any]]]) -> list[str]:
+    """The test ids of `corpus_cases()`: `format:case id`."""
+    return [f"{fmt}:{case['id']}" for fmt, case in cases]
+
+
+def content_of(fmt: str, prose: list[str]) -> str | None:
+    """The content a format returns for `prose`, the text around its calls (`prose[0]` before the
+    first call, one piece after each call): trimmed at both ends, or, for a format that keeps its
+    whitespace (`step5_xml`), the text before the first call as written and, after it, the rest
+    without the whitespace that no text follows (`FormatStream.keeps_whitespace`)."""
+    if not get_format(fmt).stream_class.keeps_whitespace:
+        return "".join(prose).strip() or None
+    first, rest = prose[0], "".join(prose[1:])
+    return (first + (rest.rstrip() if first else rest.strip())) or None
+
+
+def trimmed(fmt: str, content: str | None) -> str | None:
+    """`content` as a format that trims it would return it: for comparing a path that splits the
+    reasoning off first (which trims the answer's start) with `parse()` of the whole text, where the
+    format keeps its whitespace (`step5_xml`)."""
+    if get_format(fmt).stream_class.keeps_whitespace:
+        return (content or "").strip() or None
+    return content
 
 
 def from_engine_tests(case: dict[str, Any]) -> bool:

@@ -16,9 +16,6 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-import xgrammar as xgr
-from xgrammar.testing import _get_masked_tokens_from_bitmask
-
 CHARACTERS = [chr(c) for c in range(0x20, 0x7F)] + ["\n"]
 WORDS = ["get_weather", "evil", "city", "days", "Paris", "12", "three", "true", "null", "functions.", "to="]
 
@@ -27,6 +24,8 @@ class GrammarWalk:
     """A compiled grammar over `pieces` (plus an end token), walked at random."""
 
     def __init__(self, tag: dict[str, Any], pieces: Sequence[str]) -> None:
+        import xgrammar as xgr  # here, not at import: test modules import no engine to be collected
+
         self.pieces = list(dict.fromkeys(pieces))
         self.end = len(self.pieces)
         info = xgr.TokenizerInfo([*self.pieces, "\x00END\x00"], stop_token_ids=[self.end])
@@ -38,6 +37,9 @@ class GrammarWalk:
     def draw(self, rng: random.Random, steps: int = 500) -> str | None:
         """One text the grammar admits whole (it ends where the grammar allows the end), or None when
         the walk ran out of steps first."""
+        import xgrammar as xgr
+        from xgrammar.testing import _get_masked_tokens_from_bitmask
+
         matcher = xgr.GrammarMatcher(self.compiled)
         bitmask = xgr.allocate_token_bitmask(1, self.size)
         out: list[str] = []

@@ -5,13 +5,24 @@ same events."""
 from __future__ import annotations
 
 import pytest
-from helpers import CORPUS_DIR, char_chunks, load_corpus, random_chunks, result_of, run_chunks, summary, token_chunks
+from helpers import (
+    CORPUS_DIR,
+    char_chunks,
+    corpus_cases,
+    corpus_ids,
+    load_corpus,
+    random_chunks,
+    result_of,
+    run_chunks,
+    summary,
+    token_chunks,
+)
 from toolcall_parsers import FORMATS
 
-CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
+CASES = corpus_cases()
 
 
-@pytest.mark.parametrize(("fmt", "case"), CASES, ids=[f"{f}:{c['id']}" for f, c in CASES])
+@pytest.mark.parametrize(("fmt", "case"), CASES, ids=corpus_ids(CASES))
 def test_corpus_case(fmt, case, codecs):
     text, tools = case["text"], case.get("tools")
     chunkings = {"whole": [text], "chars": char_chunks(text)}

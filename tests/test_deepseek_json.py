@@ -504,9 +504,11 @@ def vllm_stack():
 def test_with_vllms_deepseek_reasoning_parsers(tokenizer, reasoning, text, expected):
     """vLLM's reasoning parser takes the reasoning (deepseek_v3 only with `thinking`), ours the calls:
     the same streamed and finished."""
+    from vllm.parser.parser_manager import ParserManager
+
     va = vllm_stack()
     request = va.make_request(tools=[WEATHER_TOOL], chat_template_kwargs={"thinking": True})
-    cls = va.ParserManager.get_parser(
+    cls = ParserManager.get_parser(
         tool_parser_name="deepseek_json", reasoning_parser_name=reasoning, enable_auto_tools=True, tokenizer=tokenizer
     )
     parser = cls(tokenizer, request.tools, model_config=None, chat_template_kwargs={"thinking": True})
@@ -548,7 +550,7 @@ def stream_through(tokenizer, text: str, request: Any, cls: Any) -> dict[str, An
 @pytest.mark.parametrize("reasoning", ["deepseek-r1", "deepseek-v3"])
 @pytest.mark.parametrize(("text", "expected"), REASONING_CASES, ids=REASONING_IDS)
 def test_with_sglangs_deepseek_reasoning_parsers(reasoning, text, expected):
-    from test_sglang_adapter import leaves_no_trace
+    from helpers import leaves_no_trace
 
     with leaves_no_trace():
         from sglang.srt.entrypoints.openai.protocol import Tool

@@ -14,17 +14,19 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-
-pytest.importorskip("vllm")
-
-import openai
 from e2e import MODEL, STRICT_TOOLS, TOOLS, call_pairs, complete, stream
+from helpers import needs
 from toolcall_parsers import get_format, parse
 from vllm_server import vllm_server
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]  # one vllm serve at a time: on one worker
+if TYPE_CHECKING:
+    import openai
+
+# one vllm serve at a time: on one worker
+pytestmark = [needs("vllm"), pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]
 
 CALLS = [("get_weather", {"city": "Paris"}), ("search", {"query": 'say "hi" \\ ü'})]
 FORMAT = "mistral_json"
@@ -70,6 +72,8 @@ def _check_forced_calls(client: openai.OpenAI, fmt: str) -> None:
 
 
 def test_auto_serves_the_templates_format(auto_server):
+    import openai
+
     client = openai.OpenAI(base_url=auto_server, api_key="unused", timeout=300)
     _check_forced_calls(client, FORMAT)
     ids = [c.id for c in complete(client, _raw(FORMAT)).message.tool_calls]
@@ -77,6 +81,8 @@ def test_auto_serves_the_templates_format(auto_server):
 
 
 def test_a_model_written_call_id_is_kept(auto_server):
+    import openai
+
     client = openai.OpenAI(base_url=auto_server, api_key="unused", timeout=300)
     raw = 'On it.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search[CALL_ID]abc123def[ARGS]{}'
     choice = complete(client, raw)
@@ -85,6 +91,8 @@ def test_a_model_written_call_id_is_kept(auto_server):
 
 
 def test_tool_choice_required_uses_the_formats_own_grammar(auto_server):
+    import openai
+
     client = openai.OpenAI(base_url=auto_server, api_key="unused", timeout=300)
     choice = complete(client, None, tools=STRICT_TOOLS, tool_choice="required", max_tokens=100)
     assert choice.finish_reason == "tool_calls"

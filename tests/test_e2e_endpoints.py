@@ -19,16 +19,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-
-pytest.importorskip("vllm")
-
 from endpoint_cases import PROMPT, Case, ask_case, cases, differences, tools_for
+from helpers import needs
 from toolcall_parsers import FORMATS, parse
 from toolcall_parsers.toolbox.endpoints import ask
 from toolcall_parsers.toolbox.replies import APIS
 from vllm_server import SERVED_NAME
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]  # one vllm serve at a time: on one worker
+# one vllm serve at a time: on one worker
+pytestmark = [needs("vllm"), pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]
 
 
 @pytest.fixture(scope="module")

@@ -14,17 +14,17 @@ from __future__ import annotations
 import json
 
 import pytest
-
-pytest.importorskip("vllm")
-
-import openai
 from e2e import STRICT_TOOLS, call_pairs, complete, stream
+from helpers import needs
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]  # one vllm serve at a time: on one worker
+# one vllm serve at a time: on one worker
+pytestmark = [needs("vllm"), pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]
 
 
 @pytest.fixture(scope="module")
 def client(hermes_server):
+    import openai
+
     return openai.OpenAI(base_url=hermes_server, api_key="unused", timeout=120)
 
 

@@ -12,13 +12,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
-pytest.importorskip("vllm")
-
-import openai
 from e2e import complete, stream
+from helpers import needs
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]  # one vllm serve at a time: on one worker
+# one vllm serve at a time: on one worker
+pytestmark = [needs("vllm"), pytest.mark.e2e, pytest.mark.xdist_group("vllm_serve")]
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 SEARCH = '<tool_call>\n{"name": "search", "arguments": {"query": "a </think> b"}}\n</tool_call>'
@@ -26,6 +24,8 @@ SEARCH = '<tool_call>\n{"name": "search", "arguments": {"query": "a </think> b"}
 
 @pytest.fixture(scope="module")
 def client(hermes_server):
+    import openai
+
     return openai.OpenAI(base_url=hermes_server, api_key="unused", timeout=120)
 
 

@@ -28,19 +28,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("test_sglang_adapter")  # imports SGLang first, leaving no trace (see there)
-
-from helpers import load_corpus, run_chunks, token_chunks
-from sglang.srt.plugins import load_plugins
-from test_sglang_adapter import BASE_TOOLS, PROSE, REQUIRED_SAMPLES, accepts, leaves_no_trace
+from helpers import corpus_cases, corpus_ids, leaves_no_trace, needs, run_chunks, token_chunks
+from test_sglang_adapter import BASE_TOOLS, PROSE, REQUIRED_SAMPLES, accepts
 from toolcall_parsers import FORMATS, get_format, parse
 from toolcall_parsers.core.events import CallEnd, CallStart
 from toolcall_parsers.toolbox.openai_stream import StreamFold
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
+pytestmark = [needs("sglang"), pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")]
 
-CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
+CASES = corpus_cases()
 INCREMENTAL = {(fmt, case["id"]) for fmt in FORMATS for case in [c for f, c in CASES if f == fmt][::3]}
 """The cases also streamed in the serving layer's incremental mode: one in three per format (every case
 is streamed in its default mode, and every chunking is proven on the detector)."""
@@ -214,6 +210,8 @@ async def _respond(serving: Any, request: Any, stream: bool) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def stack(smollm2_dir):
+    from sglang.srt.plugins import load_plugins
+
     load_plugins()  # as launch_server does, before its arguments are parsed
     with leaves_no_trace():
         serving_chat = import_serving_chat()
@@ -244,7 +242,7 @@ def check_client(got: dict[str, Any], fmt: str, text: str, tools: list[dict[str,
     assert got["finish_reason"] == ("tool_calls" if shown and all_finished else "stop"), mode
 
 
-@pytest.mark.parametrize(("fmt", "case"), CASES, ids=[f"{f}:{c['id']}" for f, c in CASES])
+@pytest.mark.parametrize(("fmt", "case"), CASES, ids=corpus_ids(CASES))
 def test_corpus_through_the_serving_layer(stack, fmt, case):
     from sglang.srt.runtime_context import get_serving
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("vllm")
-pytest.importorskip("sglang")
-
 import engine_names
+import pytest
+from helpers import needs
 from toolcall_parsers.formats import FORMATS
+
+pytestmark = needs("vllm", "sglang")
 
 
 def _page() -> str:

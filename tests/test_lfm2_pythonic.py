@@ -130,7 +130,9 @@ def test_required_constraint_accepts_the_writer_and_refuses_what_breaks_the_sche
     assert not grammar_accepts(grammar, '[get_weather(city="Paris")]')  # the tokens are the envelope
     single = tag_grammar(lfm2.FORMAT.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
     assert grammar_accepts(single, lfm2.FORMAT.write([("get_weather", {"city": "Paris"})]))
-    assert not grammar_accepts(single, lfm2.FORMAT.write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
+    assert not grammar_accepts(
+        single, lfm2.FORMAT.write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})])
+    )
 
 
 def test_auto_constraint_leaves_brackets_in_prose_alone():

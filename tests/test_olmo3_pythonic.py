@@ -132,7 +132,9 @@ def test_required_constraint_admits_the_writer_and_both_spellings_of_literals():
     assert not grammar_accepts(grammar, olmo.FORMAT.write([("other", {})]))
     single = tag_grammar(olmo.FORMAT.required_constraint(ConstraintRequest({"get_weather": STRICT}, single=True)))
     assert grammar_accepts(single, olmo.FORMAT.write([("get_weather", {"city": "Paris"})]))
-    assert not grammar_accepts(single, olmo.FORMAT.write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})]))
+    assert not grammar_accepts(
+        single, olmo.FORMAT.write([("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})])
+    )
 
 
 def test_auto_constraint_admits_prose_then_the_block():

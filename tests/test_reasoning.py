@@ -12,18 +12,16 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-pytest.importorskip("vllm")
-
 from fuzzing.mutate import random_split
 from fuzzing.reasoning import Doc, mutated_document, random_document, reasoning_formats, reasoning_violations, scenarios
+from helpers import needs
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reasoning_scores import chat_template, composed, finished, normal, reasoning_tokenizer, streamed
 from toolcall_parsers.core.reasoning import Reasoning, ReasoningSplit, generation_start
 from toolcall_parsers.formats import FORMATS
-from vllm.plugins import load_general_plugins
-from vllm.reasoning import ReasoningParserManager
+
+pytestmark = needs("vllm")
 
 FORMATS_WITH_THINK = reasoning_formats()
 SCENARIOS = [doc for fmt in FORMATS_WITH_THINK for doc in scenarios(fmt)]
@@ -31,6 +29,8 @@ SCENARIOS = [doc for fmt in FORMATS_WITH_THINK for doc in scenarios(fmt)]
 
 @pytest.fixture(scope="module", autouse=True)
 def plugins():
+    from vllm.plugins import load_general_plugins
+
     load_general_plugins()
 
 
@@ -94,11 +94,15 @@ def test_fuzz_documents_through_vllm(fmt):
 
 @pytest.mark.parametrize("fmt", FORMATS_WITH_THINK)
 def test_registered_under_the_format_name(fmt):
+    from vllm.reasoning import ReasoningParserManager
+
     cls = ReasoningParserManager.get_reasoning_parser(fmt)
     assert cls.format_name == fmt
 
 
 def test_channel_formats_have_no_reasoning_parser():
+    from vllm.reasoning import ReasoningParserManager
+
     for name, fmt in FORMATS.items():
         if not fmt.think_blocks:
             with pytest.raises(KeyError):
@@ -119,6 +123,8 @@ def test_generation_start(rendered, start):
 
 
 def test_prompt_that_closes_reasoning_ends_it_and_one_that_opens_does_not():
+    from vllm.reasoning import ReasoningParserManager
+
     tokenizer = tokenizer_for("hermes_json")
     parser = ReasoningParserManager.get_reasoning_parser("hermes_json")(tokenizer)
     closed = tokenizer.encode("<|im_start|>assistant\n<think>\n\n</think>\n\n", add_special_tokens=False)
@@ -142,6 +148,7 @@ def constraint_start(doc: Doc, drafts: int = 1) -> int | None:
     tokens). The manager is made without its constructor, which needs a loaded model; the request
     is vLLM's own."""
     from bench import token_deltas
+    from vllm.reasoning import ReasoningParserManager
     from vllm.sampling_params import SamplingParams, StructuredOutputsParams
     from vllm.v1.request import Request
     from vllm.v1.structured_output import StructuredOutputManager
@@ -243,6 +250,7 @@ def test_the_served_chat_template_says_where_reasoning_starts(tmp_path, monkeypa
     import sys
 
     from reasoning_scores import request_for
+    from vllm.reasoning import ReasoningParserManager
 
     tokenizer = tokenizer_for("hermes_json")
     tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
@@ -255,6 +263,41 @@ def test_the_served_chat_template_says_where_reasoning_starts(tmp_path, monkeypa
     assert cls(tokenizer).extract_reasoning(doc.text, request) == (None, doc.text)
     monkeypatch.setattr(sys, "argv", ["vllm", "serve", "m", "--chat-template", str(served)])
     assert cls(tokenizer).extract_reasoning(doc.text, request) == ("r", "\nSunny.")
+
+
+def test_the_prompt_says_where_reasoning_starts_where_vllm_passes_it():
+    """vLLM 0.33+ hands the parser the request's prompt before it reads the output, finished and
+    streamed (`set_prompt_token_ids`, forwarded by `DelegatingParser`): a prompt that opens the
+    block (here a `continue_final_message` one) splits an output that starts inside it, though the
+    served template opens none. vLLM 0.32 passes a finished response no prompt: there both paths
+    keep the template's reading. Either way the two paths agree."""
+    from bench import token_deltas
+    from reasoning_scores import build, composed, request_for
+    from toolcall_parsers.toolbox.openai_stream import StreamFold
+    from vllm.reasoning import ReasoningParser
+
+    tokenizer = tokenizer_for("hermes_json")
+    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    parser_cls = composed("hermes_json", "hermes_json", tokenizer)
+    doc = Doc("hermes_json", "prompt", "r</think>\nSunny.", "r", "\nSunny.", tools=None)
+    request = request_for(doc)
+    prompt = tokenizer.encode("<|im_start|>assistant\n<think>\n", add_special_tokens=False)
+    passed = hasattr(ReasoningParser, "set_prompt_token_ids")
+    want = ("r", "Sunny.") if passed else (None, doc.text)
+
+    parser = build(parser_cls, tokenizer, request)
+    if passed:
+        parser.set_prompt_token_ids(prompt)  # as vLLM's serving layer does before `parse`
+    reasoning, content, _ = parser.parse(doc.text, request, enable_auto_tools=True)
+    assert (reasoning, (content or "").strip() or None) == want
+
+    parser, fold = build(parser_cls, tokenizer, request), StreamFold()
+    deltas = token_deltas(tokenizer, doc.text)
+    for i, (text, ids) in enumerate(deltas):
+        fold.add_delta(
+            parser.parse_delta(text, list(ids), request, prompt_token_ids=prompt, finished=i == len(deltas) - 1)
+        )
+    assert (fold.reasoning or None, (fold.content or "").strip() or None) == want
 
 
 @pytest.mark.parametrize("fmt", FORMATS_WITH_THINK)

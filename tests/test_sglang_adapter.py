@@ -9,57 +9,32 @@ SGLang 0.5.23 is installed with `--no-deps` next to vLLM (scripts/setup.sh): its
 imports on CPU; its model runner does not. The serving layer is driven in test_e2e_sglang_serving.py.
 """
 
-# ruff: noqa: E402  (SGLang is imported under `leaves_no_trace`, defined before the other imports)
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-
-@contextlib.contextmanager
-def leaves_no_trace() -> Iterator[None]:
-    """SGLang configures the process it runs in: importing it points torch's, triton's and other
-    JIT caches at its own folders (and sets more variables) through the environment, and its
-    argument parsing sets the root logger to INFO with a handler. The other tests share this
-    process, and the vLLM servers they start inherit its environment, so both are put back."""
-    environ = dict(os.environ)
-    root = logging.getLogger()
-    level, handlers = root.level, list(root.handlers)
-    try:
-        yield
-    finally:
-        for key in set(os.environ) - set(environ):
-            del os.environ[key]
-        os.environ.update({k: v for k, v in environ.items() if os.environ.get(k) != v})
-        root.setLevel(level)
-        root.handlers[:] = handlers
-
-
-with leaves_no_trace():
-    pytest.importorskip("sglang.srt.function_call.function_call_parser")
-
-from helpers import PICK_TOOLS, char_chunks, load_corpus, random_chunks, run_chunks, token_chunks
+from helpers import (
+    PICK_TOOLS,
+    char_chunks,
+    corpus_cases,
+    corpus_ids,
+    needs,
+    random_chunks,
+    run_chunks,
+    token_chunks,
+)
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from sglang.srt.entrypoints.openai.protocol import Tool, ToolChoice
-from sglang.srt.environ import envs
-from sglang.srt.function_call.function_call_parser import FunctionCallParser
-from sglang.srt.plugins import GENERAL_PLUGINS_GROUP, load_plugins, load_plugins_by_group
 from test_properties import documents, longest_started_call, mutated_documents, split
 from toolcall_parsers import FORMATS, parse
 from toolcall_parsers.core.events import CallEnd, CallStart
 from toolcall_parsers.core.limits import Limits
-from toolcall_parsers.sglang import detectors
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
+pytestmark = [needs("sglang"), pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")]
 
 BASE_TOOLS = [
     {
@@ -83,17 +58,20 @@ REQUIRED_SAMPLES = {name: (fmt.write(ONE_CALL), fmt.write(TWO_CALLS)) for name, 
 PROSE = "Sure, let me check."
 
 
-def sglang_tools(tools: list[dict[str, Any]]) -> list[Tool]:
+def sglang_tools(tools: list[dict[str, Any]]) -> list[Any]:
     """The request's tools as SGLang's serving layer hands them to `FunctionCallParser`."""
+    from sglang.srt.entrypoints.openai.protocol import Tool
+
     return [Tool.model_validate(tool) for tool in tools]
 
 
-DETECTOR_CLASSES = detectors.DETECTOR_CLASSES
-CASES = [(fmt, case) for fmt in FORMATS for case in load_corpus(fmt)]
+CASES = corpus_cases()
 
 
 @pytest.fixture(scope="module", autouse=True)
 def plugins():
+    from sglang.srt.plugins import load_plugins
+
     load_plugins()  # SGLang's own: runs every `sglang.srt.plugins` entry point, ours among them
 
 
@@ -104,6 +82,8 @@ def stream_client(fmt: str, tools: list[dict[str, Any]], chunks: list[str]) -> d
     """Stream `chunks` through a fresh `FunctionCallParser` the way the serving layer does, and fold
     what comes out as an OpenAI client would, checking the delta rules on the way: a call's first
     item has the name (SGLang mints its id there), later ones none, and the indexes are 0, 1, ..."""
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
     parser = FunctionCallParser(sglang_tools(tools), fmt)
     content: list[str] = []
     calls: dict[int, list[str]] = {}
@@ -141,6 +121,8 @@ def assert_stream_matches(fmt: str, text: str, tools: list[dict[str, Any]], chun
 
 
 def assert_non_stream_matches(fmt: str, text: str, tools: list[dict[str, Any]]) -> None:
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
     expected = parse(fmt, text, tools)
     parser = FunctionCallParser(sglang_tools(tools), fmt)
     content, calls = parser.parse_non_stream(text)
@@ -155,7 +137,7 @@ def assert_non_stream_matches(fmt: str, text: str, tools: list[dict[str, Any]]) 
 # -- the corpus -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("fmt", "case"), CASES, ids=[f"{f}:{c['id']}" for f, c in CASES])
+@pytest.mark.parametrize(("fmt", "case"), CASES, ids=corpus_ids(CASES))
 def test_corpus_through_function_call_parser(fmt, case, codecs):
     text, tools = case["text"], case["tools"] or BASE_TOOLS
     assert_non_stream_matches(fmt, text, tools)
@@ -172,12 +154,17 @@ def test_corpus_through_function_call_parser(fmt, case, codecs):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_entry_point_registers_the_detector(fmt):
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from toolcall_parsers.sglang.detectors import DETECTOR_CLASSES
+
     parser = FunctionCallParser(sglang_tools(BASE_TOOLS), fmt)
     assert type(parser.detector) is DETECTOR_CLASSES[fmt]
     assert FunctionCallParser.ToolCallParserEnum[fmt] is DETECTOR_CLASSES[fmt]
 
 
 def test_sglang_plugins_whitelist_decides(monkeypatch):
+    from sglang.srt.plugins import GENERAL_PLUGINS_GROUP, load_plugins_by_group
+
     monkeypatch.setenv("SGLANG_PLUGINS", "some_other_plugin")
     assert "toolcall_parsers" not in load_plugins_by_group(GENERAL_PLUGINS_GROUP)
     monkeypatch.setenv("SGLANG_PLUGINS", "some_other_plugin,toolcall_parsers")
@@ -212,6 +199,9 @@ for name in {list(FORMATS)!r}:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_text_passes_untouched_without_tools(fmt):
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from toolcall_parsers.sglang.detectors import DETECTOR_CLASSES
+
     text = f"  Here: {REQUIRED_SAMPLES[fmt][0]}  "
     parser = FunctionCallParser([], fmt)  # the serving layer never calls a parser without tools; this gates too
     assert parser.parse_non_stream(text) == (text, [])
@@ -232,7 +222,9 @@ def test_text_passes_untouched_without_tools(fmt):
     ],
 )
 def test_has_tool_call_says_whether_our_reading_differs(text, claimed):
-    assert detectors.HermesJsonDetector().has_tool_call(text) is claimed
+    from toolcall_parsers.sglang.detectors import HermesJsonDetector
+
+    assert HermesJsonDetector().has_tool_call(text) is claimed
 
 
 def test_every_call_of_one_increment_comes_out():
@@ -256,6 +248,8 @@ def test_finish_releases_what_was_held(fmt):
 def test_the_streaming_policy_applies_unchanged(monkeypatch):
     """Calls are held until complete (or past the bound); `TOOLCALL_PARSERS_STREAMING` sets it,
     server-wide: SGLang hands a detector no request, so there is no per-request policy."""
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
     args = json.dumps({"content": "x" * 600})
     text = f'<tool_call>{{"name": "search", "arguments": {args}}}</tool_call>'
     parser = FunctionCallParser(sglang_tools(BASE_TOOLS), "hermes_json")
@@ -271,6 +265,9 @@ def test_the_streaming_policy_applies_unchanged(monkeypatch):
 def test_undeclared_tools_follow_sglang_forward_unknown_tools(monkeypatch, setting, kept):
     """Our rule (keep and log) unless the operator set SGLang's variable: then true keeps, false
     returns the call as text (SGLang's own detectors drop it; nothing is dropped here)."""
+    from sglang.srt.environ import envs
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
     if setting is None:
         monkeypatch.delenv(envs.SGLANG_FORWARD_UNKNOWN_TOOLS.name, raising=False)
     else:
@@ -284,6 +281,9 @@ def test_undeclared_tools_follow_sglang_forward_unknown_tools(monkeypatch, setti
 
 
 def test_undeclared_as_text_still_works_without_sglang_variable(monkeypatch):
+    from sglang.srt.environ import envs
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
     monkeypatch.delenv(envs.SGLANG_FORWARD_UNKNOWN_TOOLS.name, raising=False)
     monkeypatch.setenv("TOOLCALL_PARSERS_UNDECLARED_TOOLS", "text")
     text = '<tool_call>{"name": "delete_everything", "arguments": {}}</tool_call>'
@@ -321,6 +321,7 @@ def sampling_constraint(fmt: str, tool_choice: Any, parallel: bool = True, token
     """What SGLang's serving layer derives for a request: `get_structure_constraint`, then the
     sampling parameter the grammar backend compiles (protocol.py `to_sampling_params`)."""
     from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
 
     parser = FunctionCallParser(sglang_tools(BASE_TOOLS), fmt, tokenizer=tokenizer)
     constraint = parser.get_structure_constraint(tool_choice, parallel_tool_calls=parallel)
@@ -330,13 +331,14 @@ def sampling_constraint(fmt: str, tool_choice: Any, parallel: bool = True, token
     return constraint, request.to_sampling_params([], {}, tool_call_constraint=constraint)
 
 
-NAMED = ToolChoice(function={"name": "get_weather"})
-
-
 @pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.required_constraint is not None])
 def test_required_and_named_are_constrained_to_the_format(fmt, grammar_backend, smollm2_tokenizer):
+    from sglang.srt.entrypoints.openai.protocol import ToolChoice
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
     one, two = REQUIRED_SAMPLES[fmt]
-    for choice, parallel in (("required", True), ("required", False), (NAMED, True)):
+    named = ToolChoice(function={"name": "get_weather"})
+    for choice, parallel in (("required", True), ("required", False), (named, True)):
         constraint, params = sampling_constraint(fmt, choice, parallel)
         assert constraint[0] == "structural_tag"
         key = params["structural_tag"]
@@ -360,6 +362,8 @@ def test_mistral_constraint_follows_the_tokenizer(grammar_backend, smollm2_token
 
 @pytest.mark.parametrize("fmt", [name for name, fmt in FORMATS.items() if fmt.required_constraint is None])
 def test_formats_without_a_constraint_use_sglang_json_array(fmt):
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
     constraint, params = sampling_constraint(fmt, "required")
     assert constraint[0] == "json_schema" and "json_schema" in params
     assert not FunctionCallParser(sglang_tools(BASE_TOOLS), fmt).owns_tool_format()
@@ -372,6 +376,7 @@ STRICT_TOOLS = [{**t, "function": {**t["function"], "strict": True}} for t in BA
 def test_strict_auto_is_constrained_and_compiles(fmt, grammar_backend, smollm2_tokenizer):
     """A strict tool with `tool_choice="auto"`: free text, calls following their schema."""
     from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
 
     parser = FunctionCallParser(sglang_tools(STRICT_TOOLS), fmt)
     constraint = parser.get_structure_constraint("auto")
@@ -440,6 +445,9 @@ def test_strict_calls_are_checked_through_function_call_parser(monkeypatch, fmt,
     """Through SGLang's `FunctionCallParser` as its serving layer builds it (`tool_choice` given for
     the finished path): a call the pinned schema refuses is text in both paths; the strict tool is
     pinned always, the other for `required` and under `SGLANG_TOOL_STRICT_LEVEL=2` (parameter)."""
+    from sglang.srt.environ import envs
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
     monkeypatch.setenv(envs.SGLANG_TOOL_STRICT_LEVEL.name, level)
     spec = FORMATS[fmt]
     for name, refuse in (("pick", True), ("free", choice == "required" or level == "2")):

@@ -16,18 +16,14 @@ import json
 from typing import Any
 
 import pytest
-
-pytest.importorskip("test_sglang_adapter")  # imports SGLang first, leaving no trace (see there)
-
 from fuzzing.reasoning import Doc, reasoning_formats, scenarios
-from helpers import token_chunks
+from helpers import leaves_no_trace, needs, token_chunks
 from reasoning_scores_sglang import miswritten
 from test_e2e_sglang_serving import stack  # noqa: F401  (the serving-layer fixture)
-from test_sglang_adapter import leaves_no_trace
 from toolcall_parsers import FORMATS, parse
 from toolcall_parsers.core.reasoning import Reasoning
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
+pytestmark = [needs("sglang"), pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")]
 
 THINKING_ON = {"enable_thinking": True, "thinking": True}
 THINKING_OFF = {"enable_thinking": False, "thinking": False}
@@ -43,19 +39,24 @@ def _held_answer(doc: Doc) -> bool:
     return bool(doc.answer.strip()) and all(isinstance(p, Reasoning) for p in pieces)
 
 
-def _param(doc: Doc) -> Any:
-    """A document as a test case; a call held in an unclosed block that the format reads only with
-    its tool declared (xml_tools) stays reasoning under SGLang: expected to fail."""
-    marks = []
+def _expect(doc: Doc, request: pytest.FixtureRequest) -> None:
+    """Skips a document whose expectation contradicts its text; a call held in an unclosed block that
+    the format reads only with its tool declared (xml_tools) stays reasoning under SGLang: expected
+    to fail. Decided as the test runs, not when the documents are collected: reading all of them
+    took half a second of every collection."""
     if miswritten(doc):
-        marks.append(pytest.mark.skip(reason="the scenario's expectation contradicts its text"))
-    elif _held_answer(doc) and doc.expected()[2] and not parse(doc.fmt, doc.answer).calls:
+        pytest.skip("the scenario's expectation contradicts its text")
+    if _held_answer(doc) and doc.expected()[2] and not parse(doc.fmt, doc.answer).calls:
         reason = "SGLang gives a reasoning detector no tools; this format reads no call without them"
-        marks.append(pytest.mark.xfail(strict=True, reason=reason))
-    return pytest.param(doc, marks=marks, id=f"{doc.fmt}:{doc.name}")
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
 
 
-DOCS = [_param(doc) for fmt in reasoning_formats() for doc in scenarios(fmt) if doc.start != "closed"]
+DOCS = [
+    pytest.param(doc, id=f"{doc.fmt}:{doc.name}")
+    for fmt in reasoning_formats()
+    for doc in scenarios(fmt)
+    if doc.start != "closed"
+]
 
 
 def _answer(got: dict[str, Any]) -> tuple[str | None, str | None, list[tuple[str, Any]]]:
@@ -75,7 +76,8 @@ def _forced(harness: Any, fmt: str, kwargs: dict[str, Any]) -> bool:
 
 
 @pytest.mark.parametrize("doc", DOCS)
-def test_reasoning_and_calls_through_the_serving_layer(stack, doc):  # noqa: F811
+def test_reasoning_and_calls_through_the_serving_layer(stack, doc, request):  # noqa: F811
+    _expect(doc, request)
     kwargs = THINKING_ON if doc.start == "opened" else THINKING_OFF
     forced = _forced(stack, doc.fmt, kwargs)
     if doc.start == "opened":
@@ -87,7 +89,8 @@ def test_reasoning_and_calls_through_the_serving_layer(stack, doc):  # noqa: F81
     request = {"tools": doc.tools, "tool_choice": doc.tool_choice, "chat_template_kwargs": kwargs}
     finished = stack.run(doc.fmt, [doc.text], stream=False, reasoning=doc.fmt, **request)
     streamed = stack.run(doc.fmt, chunks, stream=True, reasoning=doc.fmt, **request)
-    expected = doc.expected()
+    reasoning, content, calls = doc.expected()
+    expected = (reasoning, (content or "").strip() or None, calls)  # as `_answer` reads the content
     assert _answer(finished) == expected, "finished"
     assert _answer(streamed) == expected, "streamed"
 

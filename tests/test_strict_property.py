@@ -13,6 +13,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from helpers import grammar_accepts, needs, tag_grammar
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strict_walk import CHARACTERS, WORDS, cached_walk
@@ -20,8 +21,7 @@ from toolcall_parsers import FORMATS, parse
 from toolcall_parsers.core.logs import logs_silenced
 from toolcall_parsers.formats import ConstraintRequest
 
-xgr = pytest.importorskip("xgrammar")
-from xgrammar.testing import _is_grammar_accept_string  # noqa: E402
+pytestmark = needs("xgrammar")
 
 SCHEMA = {
     "type": "object",
@@ -102,17 +102,17 @@ def _checked(name: str, text: str, **options: Any) -> None:
 
 
 def _accepts(tag: dict[str, Any], text: str) -> bool:
-    return _is_grammar_accept_string(xgr.Grammar.from_structural_tag(json.dumps(tag)), text)
+    return grammar_accepts(tag_grammar(tag), text)
 
 
 @pytest.mark.parametrize("name", STRICT)
 @pytest.mark.parametrize("single", [False, True], ids=["parallel", "single"])
 def test_every_hostile_snippet_the_strict_grammar_admits_reads_as_declared_valid_calls(name, single):
     tag = _tag(name, single)
-    grammar = xgr.Grammar.from_structural_tag(json.dumps(tag))
+    grammar = tag_grammar(tag)
     for snippet in hostile_snippets(name):
         for text in (snippet, "Sure. " + snippet):
-            if _is_grammar_accept_string(grammar, text):
+            if grammar_accepts(grammar, text):
                 _checked(name, text)
 
 
@@ -174,11 +174,11 @@ def test_required_ends_after_the_calls_and_a_line_break(name, single):
     after a line break, which otherwise had to open another call (qwen_xml repeated its call until
     max_tokens); the parser reads the calls back."""
     request = ConstraintRequest({"get_weather": _schema(name)}, single=single)
-    grammar = xgr.Grammar.from_structural_tag(json.dumps(FORMATS[name].constraint(request)))
+    grammar = tag_grammar(FORMATS[name].constraint(request))
     calls = [("get_weather", {"city": "Paris"})] * (1 if single else 2)
     text = FORMATS[name].write(calls)
     for ending in ("", "\n"):
-        assert _is_grammar_accept_string(grammar, text + ending), text + ending
+        assert grammar_accepts(grammar, text + ending), text + ending
         with logs_silenced():
             assert [(c.name, c.arguments) for c in parse(name, text + ending, _tools(name)).calls] == calls
 
@@ -205,13 +205,13 @@ def test_a_number_the_required_grammar_admits_reads_as_a_number(name):
     reads the call with a number (typed-XML formats returned the string "1e400", the pythonic ones
     no call at all)."""
     request = ConstraintRequest({"get_weather": NUMBER_SCHEMA})
-    grammar = xgr.Grammar.from_structural_tag(json.dumps(FORMATS[name].constraint(request)))
+    grammar = tag_grammar(FORMATS[name].constraint(request))
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": NUMBER_SCHEMA}}]
     written = FORMATS[name].write([("get_weather", {"n": 12345.5})])
     assert "12345.5" in written
     for number in HUGE_NUMBERS:
         text = written.replace("12345.5", number)
-        if _is_grammar_accept_string(grammar, text):
+        if grammar_accepts(grammar, text):
             with logs_silenced():
                 calls = parse(name, text, tools).calls
             assert len(calls) == 1 and isinstance(calls[0].arguments["n"], (int, float)), (text[:200], calls)
@@ -263,8 +263,8 @@ def test_the_reviews_bypasses_are_refused_or_read_valid(name, text, schema):
     request = ConstraintRequest({"get_weather": schema}, strict=frozenset({"get_weather"}))
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": schema}}]
     for auto in (False, True):
-        grammar = xgr.Grammar.from_structural_tag(json.dumps(FORMATS[name].constraint(request, auto=auto)))
-        if _is_grammar_accept_string(grammar, text):
+        grammar = tag_grammar(FORMATS[name].constraint(request, auto=auto))
+        if grammar_accepts(grammar, text):
             with logs_silenced():
                 calls = parse(name, text, tools).calls
             for call in calls:

@@ -545,7 +545,8 @@ def test_every_template_writes_what_its_writer_writes(fmt):
         assert [(c.name, c.arguments) for c in result.calls] == WRITTEN_CALLS, text
     # a template may open a turn with the reasoning's closer (MiniMax-M3's does): content without a
     # reasoning parser in front, as every reasoning marker is
-    assert parse(fmt, templated, PROBE_TOOLS).content.removeprefix(FORMATS[fmt].think_markers[1]) == "Sure."
+    content = parse(fmt, templated, PROBE_TOOLS).content.removeprefix(FORMATS[fmt].think_markers[1])
+    assert content == "Sure." or (FORMATS[fmt].stream_class.keeps_whitespace and content.rstrip() == "Sure.")
     render = template_renderer(FORMATS[fmt].template_path.read_text(encoding="utf-8"))
     prompt = render([{"role": "user", "content": "go"}], add_generation_prompt=True, tools=PROBE_TOOLS)
     assert all(tool["function"]["name"] in prompt for tool in PROBE_TOOLS)

@@ -18,17 +18,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-
-pytest.importorskip("vllm")
-
+from helpers import needs
 from test_harmony_json import harmony_tokens  # noqa: F401
 from test_vllm_adapter import complete_through, make_request, plugins, stream_through  # noqa: F401
 from toolcall_parsers import FORMATS, parse
-from toolcall_parsers.vllm.parsers import HarmonyJsonToolParser
-from vllm.parser.harmony import HarmonyParser
-from vllm.parser.parser_manager import ParserManager
-from vllm.tool_parsers import ToolParserManager
-from vllm.tool_parsers.gptoss_tool_parser import GptOssToolParser
+
+pytestmark = needs("vllm")
 
 TOOLS = [
     {
@@ -49,15 +44,24 @@ OUTPUT = (
 generated ids; the text vLLM hands on leaves it out."""
 
 
-class StubbedHarmonyJson(HarmonyJsonToolParser, GptOssToolParser):
+def stubbed_harmony_json() -> type:
     """What a plugin could register to pass vLLM's Harmony check: our parser, declared a subclass
     of vLLM's stub."""
+    from toolcall_parsers.vllm.parsers import HarmonyJsonToolParser
+    from vllm.tool_parsers.gptoss_tool_parser import GptOssToolParser
+
+    class StubbedHarmonyJson(HarmonyJsonToolParser, GptOssToolParser):
+        pass
+
+    return StubbedHarmonyJson
 
 
 @pytest.fixture
 def harmony_class_restored(monkeypatch: pytest.MonkeyPatch) -> None:
     """`get_parser(..., is_harmony=True)` writes the chosen classes onto vLLM's `HarmonyParser`
     itself; put them back after the test."""
+    from vllm.parser.harmony import HarmonyParser
+
     for name in ("tool_parser_cls", "reasoning_parser_cls", "tool_strict_level"):
         monkeypatch.setattr(HarmonyParser, name, HarmonyParser.__dict__.get(name), raising=False)
 
@@ -65,6 +69,8 @@ def harmony_class_restored(monkeypatch: pytest.MonkeyPatch) -> None:
 def gpt_oss_parser(name: str, tokenizer: Any, request: Any) -> Any:
     """The parser vLLM's serving layer builds per request for a `gpt_oss` model under
     `--tool-call-parser name`, after its startup check with the served tokenizer."""
+    from vllm.parser.parser_manager import ParserManager
+
     cls = ParserManager.get_parser(tool_parser_name=name, enable_auto_tools=True, is_harmony=True, tokenizer=tokenizer)
     return cls(tokenizer, request.tools, model_config=None)
 
@@ -97,6 +103,9 @@ def harmony_answers(name: str, tokenizer: Any, request: Any, ids: Sequence[int])
 def test_no_format_claims_a_name_vllm_serves_only_on_its_harmony_path():
     """A vLLM name whose parser is the stub `GptOssToolParser` does nothing outside vLLM's Harmony
     path, where no plugin parser runs: an operator could not put ours in its place."""
+    from vllm.tool_parsers import ToolParserManager
+    from vllm.tool_parsers.gptoss_tool_parser import GptOssToolParser
+
     registered = set(ToolParserManager.list_registered())
     claimed = [
         (fmt, name)
@@ -108,6 +117,9 @@ def test_no_format_claims_a_name_vllm_serves_only_on_its_harmony_path():
 
 
 def test_vllm_refuses_harmony_json_for_gpt_oss_at_startup(harmony_tokens, harmony_class_restored):  # noqa: F811
+    from vllm.parser.harmony import HarmonyParser
+    from vllm.parser.parser_manager import ParserManager
+
     with pytest.raises(TypeError, match="Harmony requires GptOssToolParser, got HarmonyJsonToolParser"):
         gpt_oss_parser("harmony_json", harmony_tokens, make_request(TOOLS))
     # The path looks no parser up by a name of its own: whatever is named, it is vLLM's one class.
@@ -123,7 +135,9 @@ def test_a_subclass_of_the_stub_passes_the_check_and_is_never_called(
     check; vLLM's Harmony parser then reads the tokens itself, so the client gets exactly what
     `openai` gives (here: the reasoning dropped, as no reasoning parser is named) and our parser
     inside is never fed, finished or streamed."""
-    monkeypatch.setitem(ToolParserManager.tool_parsers, "harmony_json_as_stub", StubbedHarmonyJson)
+    from vllm.tool_parsers import ToolParserManager
+
+    monkeypatch.setitem(ToolParserManager.tool_parsers, "harmony_json_as_stub", stubbed_harmony_json())
     request = make_request(TOOLS)
     ids = harmony_tokens.encode(OUTPUT + "<|call|>")
     finished, streamed, fed = harmony_answers("harmony_json_as_stub", harmony_tokens, request, ids)
