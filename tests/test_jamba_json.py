@@ -38,6 +38,6 @@ def test_jambas_spacing_and_hunyuans_compact_list_read_alike():
 
 def test_the_writer_writes_one_list_for_the_turn():
     calls = [("get_weather", {"city": "Paris"}), ("search", {"q": "x"})]
-    written = jamba.write(calls)
+    written = jamba.FORMAT.write(calls)
     assert written.count(jamba.START) == 1 and written.endswith("}]" + jamba.END)
     assert calls_of(parse("jamba_json", written, TOOLS)) == calls

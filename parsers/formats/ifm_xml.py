@@ -34,24 +34,16 @@ from __future__ import annotations
 
 from .families.key_values import KeyValueFormat, KeyValueTags
 
-
-def _pair(name: str) -> tuple[str, str]:
-    return f"<ifm|{name}>", f"</ifm|{name}>"
-
-
-(CALL_OPEN, CALL_CLOSE), (KEY_OPEN, KEY_CLOSE), (VALUE_OPEN, VALUE_CLOSE) = map(
-    _pair, ("tool_call", "arg_key", "arg_value")
-)
 IFM = KeyValueTags(
-    CALL_OPEN,
-    CALL_CLOSE,
-    KEY_OPEN,
-    KEY_CLOSE,
-    VALUE_OPEN,
-    VALUE_CLOSE,
-    block=_pair("tool_calls"),
-    type_tags=_pair("arg_type"),
-    think=_pair("think"),
+    "<ifm|tool_call>",
+    "</ifm|tool_call>",
+    "<ifm|arg_key>",
+    "</ifm|arg_key>",
+    "<ifm|arg_value>",
+    "</ifm|arg_value>",
+    block=("<ifm|tool_calls>", "</ifm|tool_calls>"),
+    type_tags=("<ifm|arg_type>", "</ifm|arg_type>"),
+    think=("<ifm|think>", "</ifm|think>"),
 )
 
 FORMAT = KeyValueFormat(
@@ -59,7 +51,7 @@ FORMAT = KeyValueFormat(
     "<ifm|tool_calls><ifm|tool_call>f<ifm|arg_key>k</ifm|arg_key><ifm|arg_value>v</ifm|arg_value>"
     "</ifm|tool_call></ifm|tool_calls> (K2 Horizon)",
     IFM,
-    think=(IFM.think, _pair("think_fast"), _pair("think_faster")),
+    think=(IFM.think, ("<ifm|think_fast>", "</ifm|think_fast>"), ("<ifm|think_faster>", "</ifm|think_faster>")),
     vllm_names=("k2_horizon",),
     sglang_names=("k2_horizon",),
     models="K2 Horizon (IFM K2-V3)",

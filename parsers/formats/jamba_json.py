@@ -13,11 +13,11 @@ Grammar, as this machine reads it::
 with START = `<tool_calls>` and END = `</tool_calls>` (special tokens of Jamba's tokenizer; plain
 text to Hunyuan's). Both models' templates write every call of a turn as one list in one block,
 `<tool_calls>[{"name": .., "arguments": {..}}, ..]</tool_calls>`; a lone call object in the block
-(no list) is read too, as a model sometimes writes it. Everything after START is `hermes_json`'s: the
-same machine, so the block ends where its JSON value ends (`</tool_calls>` or `]` inside a string is
-data), a block whose JSON breaks is text up to the break and scanning goes on there, a block the
-output cuts off is text, arguments as a JSON string holding an object are decoded, and every other
-case is as that format's section says.
+(no list) is read too, as a model sometimes writes it. Everything after START is `hermes_json`'s (a
+`MarkedJsonFormat` value: the family's machine is that format's), so the block ends where its JSON
+value ends (`</tool_calls>` or `]` inside a string is data), a block whose JSON breaks is text up
+to the break and scanning goes on there, a block the output cuts off is text, arguments as a JSON
+string holding an object are decoded, and every other case is as that format's section says.
 
 Text after the block is content (vLLM's `jamba` and `hunyuan_a13b` parsers drop it). Hunyuan-A13B
 answers inside `<answer>..</answer>` after its `<think>` block: those tags are the `hunyuan_a13b`
@@ -28,43 +28,18 @@ without calls).
 
 from __future__ import annotations
 
-from typing import Any
-
-from .families.json_blocks import JsonBlockStream
-from .families.marked_json import array_constraints, array_writer, headed_calls, name_arguments_begin
-from .spec import CallTag, Format
+from ..core.json_calls import DEFAULT_SHAPE
+from .families.marked_json import MarkedJsonFormat
 
 START, END = "<tool_calls>", "</tool_calls>"
 
-
-class JambaJsonStream(JsonBlockStream):
-    """Incremental parser for one response in Jamba's and Hunyuan-A13B's tool-call format
-    (`hermes_json`'s machine with the `<tool_calls>` tags)."""
-
-    format_name = "jamba_json"
-    start_markers = (START,)
-    end_marker = END
-
-
-def _call_object(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
-
-
-write = array_writer(START, END, _call_object)
-"""`<tool_calls>[{"name": .., "arguments": ..}, ..]</tool_calls>`, as both templates write a turn's calls."""
-
-required_constraint, auto_constraint = array_constraints(START, END, headed_calls(name_arguments_begin))
-
-FORMAT = Format(
+FORMAT = MarkedJsonFormat(
     "jamba_json",
     '<tool_calls>[{"name": .., "arguments": {..}}, ..]</tool_calls> (Jamba, Hunyuan-A13B)',
-    JambaJsonStream,
-    write,
-    markers=(START, END),
+    (START,),
+    DEFAULT_SHAPE,
+    end=END,
     special_tokens=(START, END),
-    required_constraint=required_constraint,
-    auto_constraint=auto_constraint,
-    call_tag=CallTag(START + '[{{"name": "{name}", "arguments": ', "}]" + END, START),
     vllm_names=("jamba", "hunyuan_a13b"),
     models="AI21 Jamba 1.5 / 1.6 / 1.7, Tencent Hunyuan-A13B",
-)
+).format(__name__)

@@ -21,34 +21,15 @@ serve Muse Spark with `--tool-call-parser muse_spark`.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from .families.atem import NOT_TOOLS, AtemFormat
 
-from .muse_atem import FORMAT as GLIMMER
-from .muse_atem import NOT_TOOLS, MuseAtemStream, auto_constraints
-
-SPARK_NOT_TOOLS = NOT_TOOLS | {"developer"}
-
-
-class MuseSparkStream(MuseAtemStream):
-    """Incremental parser for one response of Muse Spark (`muse_atem`'s machine, Spark's channels)."""
-
-    format_name = "muse_spark"
-    not_tools = SPARK_NOT_TOOLS
-    content_recipients = frozenset({"user", "commentary"})
-    reasoning_recipients = frozenset({None, "self"})
-
-
-auto_constraint, writes_name = auto_constraints(SPARK_NOT_TOOLS, MuseSparkStream.reasoning_recipients)
-
-FORMAT = replace(
-    GLIMMER,
-    name="muse_spark",
-    summary=GLIMMER.summary.replace("(Muse Glimmer)", "(Muse Spark)"),
-    stream_class=MuseSparkStream,
-    auto_constraint=auto_constraint,
-    writes_name=writes_name,
+FORMAT = AtemFormat(
+    "muse_spark",
+    '<|start|>assistant to=f<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter name="p">v'
+    "</atem:parameter></atem:invoke></atem:function_calls><|eom|> (Muse Spark)",
+    not_tools=NOT_TOOLS | {"developer"},
+    content_recipients=frozenset({"user", "commentary"}),
+    reasoning_recipients=frozenset({None, "self"}),
     vllm_names=("muse", "musespark"),
-    sglang_names=(),
     models="Muse Spark",
-)
-"""Glimmer's spec with Spark's stream, its strict `auto` and the names its channels leave to tools."""
+).format(__name__)
