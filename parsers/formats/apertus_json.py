@@ -29,15 +29,18 @@ from __future__ import annotations
 from ..core.json_calls import NAME_AS_KEY
 from .families.marked_json import NAME_AS_KEY_SPELLING, MarkedJsonFormat
 
+START, END = "<|tools_prefix|>", "<|tools_suffix|>"
+THINK_MARKERS = ("<|inner_prefix|>", "<|inner_suffix|>")
+
 FORMAT = MarkedJsonFormat(
     "apertus_json",
     '<|tools_prefix|>[{"NAME": {..}}, ..]<|tools_suffix|> (Apertus)',
-    ("<|tools_prefix|>",),
+    (START,),
     NAME_AS_KEY,
-    end="<|tools_suffix|>",
+    end=END,
     spelling=NAME_AS_KEY_SPELLING,
-    think=("<|inner_prefix|>", "<|inner_suffix|>"),
-    special_tokens=("<|tools_prefix|>", "<|tools_suffix|>"),
+    think=THINK_MARKERS,
+    special_tokens=(START, END),
     vllm_names=("apertus",),
     sglang_names=("apertus2509",),
     models="Swiss AI Apertus (8B, 70B)",
