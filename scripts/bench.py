@@ -103,6 +103,15 @@ BUILTINS: dict[str, tuple[str, ...]] = {name: fmt.vllm_names for name, fmt in FO
 none is measured against the floors only."""
 
 
+def builtins_of(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The built-ins among `names` that the installed vLLM registers (`vllm_names` follow the newest
+    release, whose new names the CPU build lacks)."""
+    from vllm.tool_parsers import ToolParserManager
+
+    registered = set(ToolParserManager.list_registered())
+    return tuple(name for name in names if name in registered)
+
+
 @dataclass(frozen=True)
 class Workload:
     """One table: our parser `ours`, the built-ins it is measured against, and the text. The
@@ -223,7 +232,7 @@ def run_workloads(args: argparse.Namespace) -> None:
         workload = WORKLOADS[workload_name]
         fmt = workload.ours
         tokenizer = workload_tokenizer(workload)
-        names = [*FLOORS, fmt, *workload.builtins]
+        names = [*FLOORS, fmt, *builtins_of(workload.builtins)]
         classes = {
             n: ParserManager.get_parser(tool_parser_name=n, enable_auto_tools=True, tokenizer=tokenizer) for n in names
         }
@@ -361,7 +370,7 @@ class HostileRunner:
             self.request = ChatCompletionRequest(messages=messages, model="m", tools=TOOLS)
             self.classes = {
                 name: ParserManager.get_parser(tool_parser_name=name, enable_auto_tools=True, tokenizer=self.tokenizer)
-                for name in BUILTINS[fmt]
+                for name in builtins_of(BUILTINS[fmt])
             }
 
     def _load(self, job: Job) -> None:
@@ -577,7 +586,7 @@ def run_hostile(args: argparse.Namespace) -> None:
     builtin_plan: Plan = []
     for fmt in (args.formats or ",".join(FORMATS)).split(","):
         names = [h.name for h in HOSTILE if h.fmt == fmt and (not args.only or args.only in h.name)]
-        builtins = () if args.no_builtins else BUILTINS.get(fmt, ())
+        builtins = () if args.no_builtins else builtins_of(BUILTINS.get(fmt, ()))
         ours_plan.append((fmt, names, [(OURS, m) for m in OURS_MODES]))
         builtin_plan.append((fmt, names, [(b, m) for b in builtins for m in BUILTIN_MODES]))
     with ThreadPoolExecutor(1 if args.serial else 2) as pool:
@@ -586,7 +595,7 @@ def run_hostile(args: argparse.Namespace) -> None:
 
     superlinear: list[str] = []
     for fmt, names, _ in ours_plan:
-        builtins = () if args.no_builtins else BUILTINS.get(fmt, ())
+        builtins = () if args.no_builtins else builtins_of(BUILTINS.get(fmt, ()))
         if len(toolcall_parsers.parse(fmt, VALID[fmt], TOOLS).calls) != 1:
             print(f"\nWARNING: our {fmt} does not read a valid call ({VALID[fmt]!r}); it was measured anyway.")
         rows: list[str] = []
