@@ -31,8 +31,6 @@ HARMONY = {
     "gpt-oss": "gpt-oss Harmony (issue 23)",
 }
 """Names no format of ours will take as a configuration, and why."""
-PENDING: dict[str, str] = {}
-"""Names a format of ours nearly serves, and the difference."""
 UNRELEASED = {
     "solar_open2": ("solar_xml", "vLLM main (`vllm/tool_parsers/solar_open2_tool_parser.py`)"),
     "telechat4": ("telechat4_xml", "vLLM main and SGLang main (`telechat4_detector.py`)"),
@@ -89,7 +87,7 @@ def _table(engine: str, names: Iterable[str], replaced_by: Mapping[str, str]) ->
             ours = replaced_by[name]
             rows.append(f"| `{name}` | [`{ours}`](formats.md#{ours}) | |")
         else:
-            why = GENERIC.get(name) or HARMONY.get(name) or PENDING.get(name) or "not yet (issue 40)"
+            why = GENERIC.get(name) or HARMONY.get(name) or "not yet (issue 40)"
             rows.append(f"| `{name}` | - | {why} |")
     return rows
 

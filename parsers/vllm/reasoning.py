@@ -25,9 +25,9 @@ Facts of vLLM 0.32 it relies on:
   split the same way, so there it is read from the served chat template (`served_template`:
   `--chat-template`, else the tokenizer's own) rendered for one user message with the request's
   template arguments. The decoding gate below reads it as the response does: from the prompt where
-  vLLM passes it, else from the template. `is_reasoning_end` of a prompt (which vLLM asks to decide whether reasoning
-  runs at all, and when decoding constraints start) is True only for a prompt that ends with a
-  closed block.
+  vLLM passes it, else from the template. `is_reasoning_end` of a prompt (which vLLM asks to decide
+  whether reasoning runs at all, and when decoding constraints start) is True only for a prompt that
+  ends with a closed block.
 - Structured outputs (`required`, a named tool, strict `auto`, a JSON schema) start constraining
   where `is_reasoning_end_streaming` says reasoning ended. vLLM's engine core builds a reasoning
   parser of its own per request (`v1/structured_output`) and asks it at every decode step, with
@@ -128,10 +128,7 @@ class FormatReasoningParser(ReasoningParser):
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         """A prompt that ends with a closed block (thinking switched off); vLLM asks this of the
         prompt, to decide whether the output reasons at all."""
-        if not input_ids:
-            return False
-        tail = self.model_tokenizer.decode(list(input_ids[-_TAIL_TOKENS:])).rstrip()
-        return any(tail.endswith(closer) for _, closer in self._pairs)
+        return bool(input_ids) and self._prompt_start(input_ids) == "closed"
 
     def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Any) -> bool:
         """Whether the block ends at the step's tokens (`delta_ids`, the last of `input_ids`), as
