@@ -138,7 +138,7 @@ def test_an_internal_error_passes_each_character_through_once():
     def broken(text: str, pos: int) -> int:
         raise RuntimeError("a bug")
 
-    stream._readers[2] = broken  # the JSON state: reached after "Hi\n" and the marker were read
+    stream._readers["json"] = broken  # the JSON state: reached after "Hi\n" and the marker were read
     text = 'Hi\n<tool_call>{"name": "f", "arguments": {}}</tool_call> bye'
     events = stream.feed(text)
     assert build_result(events).content == text.rstrip()

@@ -60,7 +60,7 @@ def fence_at(text: str, pos: int) -> tuple[str, int] | None:
 
 
 # A fence's lines: at a line start; mid-line; after a run that may close the block.
-_LINE_START, _LINE, _CLOSING = range(3)
+_LINE_START, _LINE, _CLOSING = "line_start", "line", "closing"
 
 
 class FencedLines:

@@ -266,7 +266,7 @@ class GemmaLexer:
 
 
 # What a container expects next.
-_KEY_NEXT, _COLON, _VALUE, _SEP = range(4)
+_KEY_NEXT, _COLON, _VALUE, _SEP = "key_next", "colon", "value", "sep"
 _CLOSERS = {"{": "}", "[": "]", "(": ")"}
 
 

@@ -65,7 +65,7 @@ CallReading = Callable[[str], "tuple[int, int] | None"]
 """A format's reading of text held after a call opener: (where its first call starts, how many
 calls it reads), or None where it reads no call (or the request may not call)."""
 
-BEFORE, INSIDE, HELD, AFTER = range(4)
+BEFORE, INSIDE, HELD, AFTER = "before", "inside", "held", "after"
 
 _LATER_OPENERS = 3
 """How many later call openers in held text are tried when the format reads no call from the first."""

@@ -126,8 +126,8 @@ class FormatStream:
     """Content before the first call is sent as written, its whitespace untrimmed; after a call,
     whitespace reaches the client only when text follows it (so the line breaks between blocks and
     after the last one stay markup)."""
-    _readers: dict[int, Reader]
-    _state: int
+    _readers: dict[str, Reader]
+    _state: str
 
     def __init__(self, tools: Any = None, id_factory: IdFactory | None = None) -> None:
         self.tools = ToolIndex(tools)

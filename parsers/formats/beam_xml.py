@@ -46,7 +46,7 @@ from ..core.stream import NotACall
 from ..core.typed_values import decoded_string
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
 from .call_blocks import raw_value
-from .channel_messages import BARE_TRIGGER, CALL, ChannelStream, bare_calls, calls_after_prompt
+from .channel_messages import BARE_TRIGGER, ChannelStream, bare_calls, calls_after_prompt
 from .constraints import Element, const, declared_arguments, optional, regex, sequence, structural, tag, triggered
 from .harmony_json import CALL_END, CHANNEL, CLOSERS, CONSTRAIN, END, MESSAGE, PLAIN_THINK, RETURN, START
 from .spec import Call, ConstraintRequest, Format
@@ -57,7 +57,7 @@ VALUE_ENDS = (
     *(ValueEnd(brk + PARAM_OPEN, kept=len(brk)) for brk in ("\n", "\r\n")),
     *(ValueEnd(closer, kept=0) for closer in CLOSERS),
 )
-_PARAMS, _KEY, _VALUE = range(CALL, CALL + 3)
+_PARAMS, _KEY, _VALUE = "beam.params", "beam.key", "beam.value"
 
 _WORD = r"[^\s<]+"
 _HEADER = re.compile(

@@ -55,10 +55,18 @@ from ..core.xml_parameters import ParameterValueReader, ValueEnd
 from .constraints import Element, const, declared_arguments, regex, sequence, tag
 
 # States: text outside blocks; in a block between calls; in a call between parameters; in a tag's
-# NAME; in a VALUE; in a broken call, skipping to its CALL_CLOSE; in a JSON body, and after it. A
-# format numbers its own extra states from FIRST_FORMAT_STATE on.
-TEXT, BLOCK, CALL, NAME, VALUE, SKIP, JSON_BODY, JSON_END = range(8)
-FIRST_FORMAT_STATE = 8
+# NAME; in a VALUE; in a broken call, skipping to its CALL_CLOSE; in a JSON body, and after it. States
+# are names: a format adds its own under its own prefix, with nothing to coordinate.
+TEXT, BLOCK, CALL, NAME, VALUE, SKIP, JSON_BODY, JSON_END = (
+    "text",
+    "block",
+    "call",
+    "name",
+    "value",
+    "skip",
+    "json_body",
+    "json_end",
+)
 
 
 def raw_value(value: Any) -> str:

@@ -7,7 +7,7 @@ Muse Glimmer's (`muse_atem`), whose calls are XML blocks, reads its headers with
     header  := (HEADER_TOKEN | header-char)*         # one line, at most max_name + 128 characters
 
 The format decides what a complete header says (`_decide`, from the header's text and its END):
-a call (its body is the call's arguments, read by the format's own states from CALL on), or not.
+a call (its body is the call's arguments, read by the format's own named states), or not.
 A message that is not a call (an answer, reasoning, a message to a built-in tool or to another
 role) is text with its markup, as every input character that is not a call is: a reasoning parser
 in front takes the reasoning out, as with `<think>`, and the client sees the rest as written.
@@ -32,8 +32,8 @@ from ..core.stream import FormatStream, NotACall
 from .constraints import Element, one_of, sequence
 from .spec import ConstraintRequest
 
-TEXT, HEADER, CALL = range(3)
-"""The family's states; a format numbers its call's states from CALL on."""
+TEXT, HEADER = "text", "header"
+"""The family's states, by name; a format reads a call's body in states of its own names."""
 
 _HEADER_CHARS = re.compile(r"[^<\n]*")
 _HEADER_SLACK = 128
@@ -185,7 +185,7 @@ class ChannelStream(FormatStream):
         return pos if err.pos is None else err.pos
 
     def _close(self) -> None:
-        if self._state >= CALL:
+        if self._state not in (TEXT, HEADER):
             self._close_call()
         else:
             self._text("".join(self._header.raw if self._state == HEADER else []) + self._buf)

@@ -66,7 +66,7 @@ WRAPPERS = ("arguments", "input")
 
 _NAME_CHARS = re.compile(r"[^\s<`]*")
 
-_AFTER_WORD, _V3_NAME, _FENCE = HEAD + 1, HEAD + 2, HEAD + 3
+_AFTER_WORD, _V3_NAME, _FENCE = "deepseek.after_word", "deepseek.v3_name", "deepseek.fence"
 
 
 class DeepSeekJsonStream(SectionStream):

@@ -40,7 +40,7 @@ from ..core.ids import IdFactory
 from ..core.json_calls import JsonCallReader
 from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import ThinkMarkers
-from .call_blocks import BLOCK, FIRST_FORMAT_STATE, TEXT, XmlBlockTags
+from .call_blocks import BLOCK, TEXT, XmlBlockTags
 from .minimax_xml import (
     INVOKE_CLOSE,
     INVOKE_OPEN,
@@ -57,9 +57,8 @@ from .spec import Format
 START, END = "<dots_function_call>", "</dots_function_call>"
 TAGS = XmlBlockTags(START, END, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, call_word="invoke")
 
-# `minimax_xml` numbers its quoted-name state FIRST_FORMAT_STATE; the JSON body, and after it.
-_JSON_CALL = FIRST_FORMAT_STATE + 1
-_JSON_AFTER = FIRST_FORMAT_STATE + 2
+# The JSON body, and after it.
+_JSON_CALL, _JSON_AFTER = "dots.json_call", "dots.json_after"
 
 
 class DotsXmlStream(MiniMaxXmlStream):

@@ -89,7 +89,7 @@ FUNCTION_GEMMA = Dialect(FG_ESCAPE, FG_CALL_END, typed_strings=True, opener=FG_C
 _DIALECTS = {TOOL_CALL: GEMMA4, FG_CALL: FUNCTION_GEMMA}
 _CALL_WORD = "call:"
 
-_TEXT, _HEAD, _NAME, _ARGS, _END = range(5)
+_TEXT, _HEAD, _NAME, _ARGS, _END = "text", "head", "name", "args", "end"
 _NAME_RUN = re.compile(r"[^\s{}()\[\]<>,\"']*")
 
 

@@ -57,7 +57,7 @@ from ..core.ids import IdFactory
 from ..core.json_calls import ArgumentsReader
 from ..core.outside import ThinkMarkers
 from ..core.stream import JSON_SPACE, NotACall
-from .channel_messages import BARE_TRIGGER, CALL, ChannelStream, bare_calls, calls_after_prompt
+from .channel_messages import BARE_TRIGGER, ChannelStream, bare_calls, calls_after_prompt
 from .constraints import Element, json_value, optional, sequence, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 
@@ -67,7 +67,7 @@ CLOSERS = (CALL_END, END, RETURN)
 PLAIN_THINK = ("<think>", "</think>")
 """Reasoning written as plain text, read as every format reads it: text, never a call (gpt-oss
 reasons in its `analysis` channel)."""
-_ARGS_START, _ARGS, _AFTER = CALL, CALL + 1, CALL + 2
+_ARGS_START, _ARGS, _AFTER = "harmony.args_start", "harmony.args", "harmony.after"
 
 _WORD = r"[^\s<]+"
 _HEADER = re.compile(

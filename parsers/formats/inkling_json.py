@@ -36,7 +36,7 @@ from ..core.json_calls import CallShape, JsonCallReader
 from ..core.json_lexer import JsonSyntaxError
 from ..core.outside import ThinkMarkers
 from ..core.stream import JSON_SPACE
-from .channel_messages import CALL, ChannelStream, calls_after_prompt
+from .channel_messages import ChannelStream, calls_after_prompt
 from .constraints import Element, json_value, structural, tag, triggered
 from .spec import Call, ConstraintRequest, Format
 
@@ -48,7 +48,7 @@ ENDS = (END, END_SAMPLING)
 SHAPE = CallShape(frozenset({"name"}), frozenset({"args", "arguments", "parameters"}), None)
 PLAIN_THINK = ("<think>", "</think>")
 """Reasoning written as plain text, read as every format reads it: text, never a call."""
-_JSON, _AFTER = CALL, CALL + 1
+_JSON, _AFTER = "inkling.json", "inkling.after"
 
 
 class InklingJsonStream(ChannelStream):

@@ -80,7 +80,7 @@ _ID_SLACK = 32  # the id's characters beyond the name's bound: `functions.` and 
 _NAME_AND_COUNTER = re.compile(r"(?:functions\.)?(.+):[0-9]+")
 _DIGITS = "0123456789"
 
-_ID, _AFTER_ID, _THINK, _HELD = HEAD + 1, HEAD + 2, HEAD + 3, HEAD + 4
+_ID, _AFTER_ID, _THINK, _HELD = "kimi.id", "kimi.after_id", "kimi.think", "kimi.held"
 CALL_OPENERS = (SECTION_BEGIN, SECTION_BEGIN_SINGULAR, CALL_BEGIN)
 """What opens calls inside an unclosed think block (a section's begin, or a call's without one)."""
 

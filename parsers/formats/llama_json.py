@@ -90,7 +90,7 @@ HEAD = CallHead(
 )
 """`head` in the grammar above (`"type": "function"` first brings the name's key after it)."""
 
-_TEXT, _CALL, _AFTER = range(3)
+_TEXT, _CALL, _AFTER = "text", "call", "after"
 _VALUE_BEFORE = ",[{("
 """After one of these and a space, a `{` is a value inside JSON or code (as after a key's `":`)."""
 

@@ -76,7 +76,7 @@ _WORD_GAP = re.compile(r"[ \t\r]")
 
 # States: outside fences at a line start / mid-line; in an opening line's info string; in a call's
 # body; in a content fence.
-_LINE, _TEXT, _INFO, _BODY, _CODE = range(5)
+_LINE, _TEXT, _INFO, _BODY, _CODE = "line", "text", "info", "body", "code"
 
 
 class MarkdownToolsStream(ToolBlockStream):

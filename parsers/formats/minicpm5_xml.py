@@ -39,7 +39,7 @@ from typing import Any
 from ..core.ids import IdFactory
 from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.xml_parameters import ParameterValueReader, ValueEnd
-from .call_blocks import CALL, FIRST_FORMAT_STATE, NAME, VALUE, XmlBlockTags, named_parameters, raw_value
+from .call_blocks import CALL, NAME, VALUE, XmlBlockTags, named_parameters, raw_value
 from .constraints import Element, repeated, structural, tag, triggered
 from .minimax_xml import MiniMaxXmlStream
 from .spec import Call, ConstraintRequest, Format
@@ -54,10 +54,8 @@ VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<param", FUNCTION_CLOSE), at_end_o
 CDATA_END = ValueEnd(CDATA_CLOSE, followers=(PARAM_CLOSE,))
 """CDATA ends at `]]>` followed (after whitespace) by the parameter's close."""
 
-# `minimax_xml` numbers its quoted-name state FIRST_FORMAT_STATE; the start of a value (CDATA or
-# not), and after a CDATA value, before its `</param>`.
-_VALUE_START = FIRST_FORMAT_STATE + 1
-_CDATA_ENDED = FIRST_FORMAT_STATE + 2
+# The start of a value (CDATA or not), and after a CDATA value, before its `</param>`.
+_VALUE_START, _CDATA_ENDED = "minicpm5.value_start", "minicpm5.cdata_ended"
 
 
 class MiniCpm5XmlStream(MiniMaxXmlStream):

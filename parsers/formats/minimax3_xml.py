@@ -60,7 +60,7 @@ from ..core.outside import OutsideCalls, ThinkMarkers
 from ..core.stream import NotACall
 from ..core.typed_values import decoded_string, type_value
 from ..core.xml_elements import ElementReader, open_tag_at
-from .call_blocks import CALL, FIRST_FORMAT_STATE, XmlBlockTags
+from .call_blocks import CALL, XmlBlockTags
 from .constraints import Element, repeated, structural, tag, triggered
 from .minimax_xml import MiniMaxXmlStream
 from .schema_styles import styled_arguments
@@ -74,7 +74,7 @@ THINK = ("<mm:think>", "</mm:think>")
 QUOTED = (("```", "```"), ("~~~", "~~~"), ("`" + START, "`"))
 """Markdown code, read as text like reasoning: a fenced block, and a block's tag right after a backtick."""
 
-_ELEMENT = FIRST_FORMAT_STATE + 1  # `minimax_xml` numbers its quoted-name state FIRST_FORMAT_STATE
+_ELEMENT = "minimax3.element"
 
 
 class MiniMax3XmlStream(MiniMaxXmlStream):

@@ -70,7 +70,7 @@ from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd, ends_inside
-from .call_blocks import FIRST_FORMAT_STATE, XmlBlockStream, XmlBlockTags, raw_value
+from .call_blocks import XmlBlockStream, XmlBlockTags, raw_value
 from .constraints import Element, const, json_value, repeated, sequence, structural, tag, triggered
 from .spec import Call, Constraint, ConstraintRequest, Format, Writer
 
@@ -84,7 +84,7 @@ VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<parameter", INVOKE_CLOSE), at_end
 _BARE_NAME_END = re.compile("[<>]")
 
 # The states of `call_blocks`, and one more: after a quoted NAME, before its `>`.
-_NAME_END = FIRST_FORMAT_STATE
+_NAME_END = "minimax.name_end"
 
 
 class MiniMaxXmlStream(XmlBlockStream):

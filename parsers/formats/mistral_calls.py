@@ -41,7 +41,7 @@ NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*")
 _ID_CHARS = re.compile(r"[^\[{]*")
 _MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
 
-_START, _JSON, _HEAD, _ARGS = range(4)
+_START, _JSON, _HEAD, _ARGS = "start", "json", "head", "args"
 
 
 class V11Head:

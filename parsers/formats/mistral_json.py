@@ -67,7 +67,7 @@ THINK_MARKERS = (("[THINK]", "[/THINK]"), ("<think>", "</think>"))
 _ALNUM = string.ascii_letters + string.digits
 _FACTORY_ASKS = 3  # asks of the id factory for a free id before numbered ids of our own are used
 
-_TEXT, _BRACKET, _CALLS = range(3)
+_TEXT, _BRACKET, _CALLS = "text", "bracket", "calls"
 
 
 def mistral_call_id(name: str, index: int) -> str:

@@ -55,7 +55,7 @@ CONSTRAIN_JSON, MSG, EOT = "<|plamo:constrain|>json", "<|plamo:msg|>", "<|plamo:
 ARGS_IN_FULL = f"{BEGIN_ARGS}{CONSTRAIN_JSON}{MSG}"
 TOKENS = ("<|plamo:begin_", "<|plamo:end_", ":plamo|>", "<|plamo:constrain|>", MSG, EOT)
 """The special tokens the tags are written with."""
-_NAME, _AFTER_NAME, _ARGS_MARK = HEAD + 1, HEAD + 2, HEAD + 3
+_NAME, _AFTER_NAME, _ARGS_MARK = "plamo.name", "plamo.after_name", "plamo.args_mark"
 _NAME_CHARS = re.compile(r"[^<]*")
 
 
@@ -137,7 +137,7 @@ class PlamoJsonStream(SectionStream):
         self._start_args()
         return pos
 
-    def _expect(self, text: str, pos: int, marker: str, state: int, why: str) -> int | None:
+    def _expect(self, text: str, pos: int, marker: str, state: str, why: str) -> int | None:
         found = self._literal_at(text, pos, (marker,))
         if found is None:
             return None

@@ -40,7 +40,7 @@ from ..core.ids import IdFactory
 from ..core.outside import ThinkMarkers
 from ..core.stream import NotACall
 from ..core.xml_parameters import ValueEnd
-from .call_blocks import FIRST_FORMAT_STATE, NAME, XmlBlockTags, named_parameters, raw_value
+from .call_blocks import NAME, XmlBlockTags, named_parameters, raw_value
 from .constraints import Element, const, repeated, sequence, structural, tag, triggered
 from .minimax_xml import MiniMaxXmlStream, writable_values, writes_name
 from .spec import Call, ConstraintRequest, Format
@@ -56,10 +56,8 @@ VALUE_END = ValueEnd(PARAM_CLOSE, followers=("<steptml:parameter", INVOKE_CLOSE,
 CALL_END too, where the model dropped `</steptml:invoke>` (the call then breaks there)."""
 
 _LABEL = re.compile("[^<>]*")
-# `minimax_xml` numbers its quoted-name state FIRST_FORMAT_STATE; a call's head (before its NAME),
-# and after its INVOKE_CLOSE.
-_HEAD = FIRST_FORMAT_STATE + 1
-_INVOKE_ENDED = FIRST_FORMAT_STATE + 2
+# A call's head (before its NAME), and after its INVOKE_CLOSE.
+_HEAD, _INVOKE_ENDED = "step3.head", "step3.invoke_ended"
 
 
 class Step3XmlStream(MiniMaxXmlStream):

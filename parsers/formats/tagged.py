@@ -53,7 +53,7 @@ _NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 _GAP_RUN = re.compile(r"[ \t]*")
 _ARGS_FIRST = '{"n'  # an object, a JSON string holding one, or null
 
-_TEXT, _LINE, _NAME, _GAP, _ARGS, _SKIP = range(6)
+_TEXT, _LINE, _NAME, _GAP, _ARGS, _SKIP = "text", "line", "name", "gap", "args", "skip"
 
 
 class TaggedStream(FormatStream):

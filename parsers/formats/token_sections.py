@@ -33,8 +33,8 @@ from ..core.stream import JSON_SPACE, FormatStream, NotACall
 from .constraints import Element, repeated, structural, tag, triggered
 from .spec import ConstraintRequest
 
-TEXT, SECTION, ARGS_START, ARGS, AFTER_VALUE, HEAD = range(6)
-"""The family's states; a format numbers its header's states from HEAD on."""
+TEXT, SECTION, ARGS_START, ARGS, AFTER_VALUE, HEAD = "text", "section", "args_start", "args", "after_value", "head"
+"""The family's states, by name; a format's header starts at HEAD and names its own further states."""
 
 
 class SectionStream(FormatStream):

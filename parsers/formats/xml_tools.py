@@ -66,7 +66,7 @@ _ARGS_RUN = {'"': re.compile('[^"]*'), "'": re.compile("[^']*")}
 
 # States: text outside blocks; in a block between elements; in a start tag's NAME; in a start tag
 # after its NAME; in an `args` value; in an element's body.
-_TEXT, _BLOCK, _NAME, _TAG, _ARGS, _BODY = range(6)
+_TEXT, _BLOCK, _NAME, _TAG, _ARGS, _BODY = "text", "block", "name", "tag", "args", "body"
 
 
 class XmlToolsStream(ToolBlockStream):

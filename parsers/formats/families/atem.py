@@ -16,7 +16,7 @@ from ...core.ids import IdFactory
 from ...core.markers import MarkerScanner
 from ...core.outside import OutsideCalls, ThinkMarkers
 from ...core.xml_parameters import ValueEnd
-from ..call_blocks import FIRST_FORMAT_STATE, TEXT, XmlBlockTags, named_parameters, raw_value
+from ..call_blocks import TEXT, XmlBlockTags, named_parameters, raw_value
 from ..channel_messages import BARE_TRIGGER, HeaderReader, bare_calls, calls_after_prompt
 from ..constraints import Element, const, sequence, structural, tag, triggered
 from ..minimax_xml import MiniMaxXmlStream, writable_values, writes_name
@@ -45,9 +45,9 @@ _TRAILING_TO = re.compile(r"[ \t]+to=[^\s<]+\Z")
 _MAY_BECOME_TO = re.compile(r"[ \t]+(?:t(?:o(?:=[^\s<]*)?)?)?\Z")
 """What may still grow into such a recipient: held back."""
 _HEADER = re.compile(r"(?:<\|start\|>\s*assistant)?[ \t]*(?:to=(?P<to>[^\s<]+))?[ \t]*")
-# `minimax_xml` numbers its quoted-name state FIRST_FORMAT_STATE; then a header, the body of a message
-# that is not a call, a tool's message before its block, and after the block.
-_HEADER_STATE, _TEXT_BODY, _TOOL_BODY, _AFTER_BLOCK = range(FIRST_FORMAT_STATE + 1, FIRST_FORMAT_STATE + 5)
+# A header, the body of a message that is not a call, a tool's message before its block, and after the block.
+_HEADER_STATE, _TEXT_BODY = "atem.header", "atem.text_body"
+_TOOL_BODY, _AFTER_BLOCK = "atem.tool_body", "atem.after_block"
 
 
 class AtemStream(MiniMaxXmlStream):

@@ -25,7 +25,7 @@ from ..spec import Call, CallTag, Constraint, ConstraintRequest, Format, Writer
 from . import format_stream
 
 START, END = "<tool_call>", "</tool_call>"
-_TEXT, _OPEN, _JSON, _AFTER = range(4)
+_TEXT, _OPEN, _JSON, _AFTER = "text", "open", "json", "after"
 
 
 class JsonBlockStream(FormatStream):

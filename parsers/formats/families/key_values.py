@@ -19,7 +19,7 @@ from ...core.ids import IdFactory
 from ...core.outside import ThinkMarkers
 from ...core.stream import NotACall
 from ...core.xml_parameters import ValueEnd
-from ..call_blocks import FIRST_FORMAT_STATE, VALUE, XmlBlockStream, XmlBlockTags, raw_value
+from ..call_blocks import VALUE, XmlBlockStream, XmlBlockTags, raw_value
 from ..constraints import Element, const, declared_arguments, regex, repeated, sequence, structural, tag, triggered
 from ..spec import Call, Constraint, ConstraintRequest, Format, Writer
 from . import format_stream
@@ -212,8 +212,8 @@ def writes_value(kv: KeyValueTags) -> Callable[[Any], bool]:
 
 # -- the machine -------------------------------------------------------------------------------------
 
-_KEY_DONE = FIRST_FORMAT_STATE  # after a key's close: whitespace, then the value's open (or the value itself)
-_TYPE = FIRST_FORMAT_STATE + 1  # in a type tag's text (formats with `type_tags`)
+_KEY_DONE = "key_values.key_done"  # after a key's close: whitespace, then the value's open (or the value itself)
+_TYPE = "key_values.type"  # in a type tag's text (formats with `type_tags`)
 
 
 class KeyValueStream(XmlBlockStream):

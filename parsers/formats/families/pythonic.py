@@ -26,7 +26,7 @@ from . import format_stream
 
 PYTHON_TAG, PYTHON_START, PYTHON_END = "<|python_tag|>", "<|python_start|>", "<|python_end|>"
 
-_TEXT, _TAG, _HEAD, _LIST, _AFTER_LIST = range(5)
+_TEXT, _TAG, _HEAD, _LIST, _AFTER_LIST = "text", "tag", "head", "list", "after_list"
 
 _NAME_RUN = re.compile(r"[\w.]*")
 _BRACKETS = re.compile(r"\[+")
