@@ -6,6 +6,8 @@ toolcall-parsers parse hermes_json [--tools T.json] < out.txt              # JSO
 toolcall-parsers parse hermes_json --stream --tokenizer DIR [--events] < out.txt   # real token deltas
 toolcall-parsers parse hermes_json --stream --chunk 3 --events < out.txt  # 3-character deltas
 toolcall-parsers detect MODEL [--chat-template FILE] [--json]             # which parser, which flags
+toolcall-parsers derive MODEL_DIR | TEMPLATE.json [--json]    # the format a model's response template describes
+toolcall-parsers derive --export hermes_json --start-anchor '<|im_start|>assistant\n'   # ours as a response template
 toolcall-parsers smoke --base-url URL --model M [--api chat|responses|messages] [--parser NAME] [--force]
 toolcall-parsers capture --base-url URL --model M --prompts FILE [--parser NAME] [--out FILE]
 
@@ -57,6 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     detect.add_argument("--chat-template", metavar="FILE", help="the template to check instead of the model's own")
     detect.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
+    derive = sub.add_parser("derive", help="the format a model's response template describes, or ours as one")
+    derive.add_argument("source", nargs="?", help="a model folder, or a JSON file holding a response template")
+    derive.add_argument("--export", metavar="NAME", help="write our format NAME as a transformers response template")
+    derive.add_argument("--start-anchor", default="", help="with --export: where the model's turn begins")
+    derive.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
     smoke = sub.add_parser("smoke", help="tool-calling prompts against a server, streamed and not")
     _server_args(smoke)
     smoke.add_argument("--force", action="store_true", help="pin the outputs through structured outputs (vLLM)")
@@ -102,11 +110,51 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "template":
             print(get_format(args.name).template_path)
             return EXIT_OK
-        command = {"parse": _parse, "detect": _detect, "smoke": _smoke, "capture": _capture}[args.command]
+        commands = {"parse": _parse, "detect": _detect, "derive": _derive, "smoke": _smoke, "capture": _capture}
+        command = commands[args.command]
         return command(args)
     except (ValueError, UsageError, OSError) as err:
         print(f"toolcall-parsers: {err}", file=sys.stderr)
         return EXIT_USAGE
+
+
+# -- derive --------------------------------------------------------------------------------------
+
+
+def _derive(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from .derive.response_template import from_response_template, load_template, to_response_template
+
+    if args.export:
+        if args.source:
+            raise UsageError("derive: give a SOURCE or --export NAME, not both")
+        print_json(to_response_template(get_format(args.export), args.start_anchor))
+        return EXIT_OK
+    if not args.source:
+        raise UsageError("derive: give a model folder or a response template file (or --export NAME)")
+    source = Path(args.source)
+    config = source / "tokenizer_config.json" if source.is_dir() else source
+    template = load_template(config.read_text(encoding="utf-8"))
+    fmt = from_response_template(template)
+    spec = fmt.spec
+    report = {
+        "source": str(config),
+        "family": type(spec).__name__ if spec is not None else fmt.name,
+        "summary": fmt.summary,
+        "markers": list(fmt.markers),
+        "think": list(fmt.think_pairs[0]),
+        "spec": {k: v for k, v in dataclasses.asdict(spec).items() if k not in ("name", "summary", "models")}
+        if spec is not None
+        else None,
+    }
+    if args.json:
+        print_json(report)
+    else:
+        print(f"{report['source']}: {report['family']}: {report['summary']}")
+        for key, value in (report["spec"] or {}).items():
+            print(f"  {key} = {value!r}")
+    return EXIT_OK
 
 
 # -- parse ---------------------------------------------------------------------------------------

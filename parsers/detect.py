@@ -40,6 +40,7 @@ from typing import Any
 from . import FORMATS, parse
 from .core.logs import logs_silenced
 from .core.tokens import per_tokenizer
+from .derive.served import CHAT_NAME, SERVED_NAME, chat_format, served_format, tokenizer_response_template
 
 PROBE_TOOLS: list[dict[str, Any]] = [
     {
@@ -177,6 +178,14 @@ class Detection:
     suggestion_note: str | None = None
     """The plain sentence detect prints with `suggested`: what the template teaches, and that the
     suggestion is a fallback or a guess, and why."""
+    derived: str | None = None
+    """Where no named format of ours fits the chat template: the format the model's own response
+    template describes, else the one derived from its chat template (its summary); None where
+    neither gives one."""
+    derived_by: str | None = None
+    """The parser that serves `derived`: `from_response_template` or `from_chat_template`."""
+    derived_error: str | None = None
+    """Why neither template gives a format (no family of ours reads them)."""
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -463,6 +472,7 @@ def detect_template(tokenizer: Any, template: str | None = None, source: str = "
         closing = turn_closing(render)
     except Exception as err:
         detection.error = f"the template does not render a plain conversation: {_short_error(err)}"
+        _derive(detection, tokenizer, template)
         return detection
     detection.teaches_tools = PROBE_CALL[0] in prompt
     first_turn: tuple[ProbeShape, str] | None = None
@@ -511,10 +521,28 @@ def detect_template(tokenizer: Any, template: str | None = None, source: str = "
         elif detection.parser:
             detection.skip_special_tokens_strips = False
     if detection.parser is None:
+        _derive(detection, tokenizer, template)
         detection.suggested, detection.suggested_by, why = suggest_format(render)
         worth = "a fallback" if detection.suggested_by == "fallback" else "a guess from the turn framing"
         detection.suggestion_note = f"{_teaches(detection)}. {detection.suggested} is {worth}, not a detection: {why}"
     return detection
+
+
+def _derive(detection: Detection, tokenizer: Any, template: str | None) -> None:
+    """The format to serve where no named one fits: the model's own response template, where it
+    ships one, else the format its chat template teaches, derived by rendering it."""
+    errors = []
+    if tokenizer_response_template(tokenizer) is not None:
+        try:
+            detection.derived, detection.derived_by = served_format(tokenizer).summary, SERVED_NAME
+            return
+        except ValueError as err:
+            errors.append(str(err))
+    try:
+        detection.derived, detection.derived_by = chat_format(tokenizer, template).summary, CHAT_NAME
+    except ValueError as err:
+        errors.append(str(err))
+        detection.derived_error = "; ".join(errors)
 
 
 def reasoning_pairs() -> list[tuple[str, str]]:
@@ -655,6 +683,12 @@ def describe(detection: Detection) -> str:
         how = "teaches only in its instructions" if detection.taught_only else "writes"
         return (
             f"the chat template ({detection.template_source}) {how} {detection.parser}; parsing as {detection.parser}"
+        )
+    if detection.derived:
+        which = "response template" if detection.derived_by == SERVED_NAME else "chat template, rendered,"
+        return (
+            f"no named format of ours fits the chat template ({detection.template_source}); the model's {which} "
+            f"reads as {detection.derived}: parsing with {detection.derived_by}"
         )
     if detection.error or not detection.suggested:
         where = f"no format of ours fits the chat template ({detection.template_source})"

@@ -21,11 +21,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "engine-names.md"
-GENERIC = {
-    "hf": "a generic mechanism (the checkpoint's response template): issue 41",
-    "beam": "a generic mechanism (the checkpoint's response template): issue 41",
-    "response_template": "a generic mechanism (a template-described response): issue 41",
+TEMPLATE_READERS = {
+    "hf": "the checkpoint's response template",
+    "beam": "Beam checkpoints' response template",
+    "response_template": "the checkpoint's response template",
 }
+"""Names that read a checkpoint's response template: ours compiles it (`from_response_template`)."""
+SERVED = "from_response_template"
 HARMONY = {
     "openai": "gpt-oss Harmony: vLLM routes gpt-oss through its Harmony parser whatever the flag says (issue 23)",
     "gpt-oss": "gpt-oss Harmony (issue 23)",
@@ -73,7 +75,7 @@ def engine_names(overlay: str | None = None) -> tuple[str, list[str], list[str]]
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
     from toolcall_parsers.formats import FORMATS
 
-    ours = {*FORMATS, "auto"}
+    ours = {*FORMATS, "auto", SERVED}
     version, registered = vllm_registry(overlay)
     vllm = sorted(set(registered) - ours)
     sglang = sorted(set(FunctionCallParser.ToolCallParserEnum) - ours)
@@ -86,8 +88,11 @@ def _table(engine: str, names: Iterable[str], replaced_by: Mapping[str, str]) ->
         if name in replaced_by:
             ours = replaced_by[name]
             rows.append(f"| `{name}` | [`{ours}`](formats.md#{ours}) | |")
+        elif name in TEMPLATE_READERS:
+            where = f"{TEMPLATE_READERS[name]}, compiled into a format of ours where one of our families reads it"
+            rows.append(f"| `{name}` | [`{SERVED}`](response-templates.md) | {where} |")
         else:
-            why = GENERIC.get(name) or HARMONY.get(name) or "not yet (issue 40)"
+            why = HARMONY.get(name) or "not yet (issue 40)"
             rows.append(f"| `{name}` | - | {why} |")
     return rows
 
@@ -100,9 +105,12 @@ def render(formats: Mapping[str, object], vllm_version: str, vllm: list[str], sg
 
     def count(names: list[str], mapped: Mapping[str, str]) -> str:
         covered = sum(n in mapped for n in names)
-        generic = sum(n in GENERIC and n not in mapped for n in names)
-        noun = "is a generic mechanism" if generic == 1 else "are generic mechanisms"
-        return f"{covered} of its {len(names)} names have a format of ours; {generic} {noun}"
+        served = sum(n in TEMPLATE_READERS and n not in mapped for n in names)
+        noun = "reads" if served == 1 else "read"
+        return (
+            f"{covered} of its {len(names)} names have a format of ours; {served} {noun} a response template, "
+            f"as `{SERVED}` does"
+        )
 
     lines = [
         "# Engine parser names and ours",

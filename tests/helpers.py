@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolcall_parsers import FORMATS, get_format
+from toolcall_parsers import FORMATS, Format, get_format
 from toolcall_parsers.core.events import Event, ParseResult, build_result, merge_text
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
@@ -58,9 +58,10 @@ def counter_ids(name: str, index: int) -> str:
     return f"call_{index}"
 
 
-def run_chunks(fmt: str, chunks: Iterable[str], tools: Any = None, **options: Any) -> list[Event]:
-    """Feed `chunks` to a fresh stream of `fmt`, close it, and return the merged events."""
-    stream = get_format(fmt).stream(tools, counter_ids, **options)
+def run_chunks(fmt: str | Format, chunks: Iterable[str], tools: Any = None, **options: Any) -> list[Event]:
+    """Feed `chunks` to a fresh stream of `fmt` (a name or a `Format`), close it, and return the
+    merged events."""
+    stream = (fmt if isinstance(fmt, Format) else get_format(fmt)).stream(tools, counter_ids, **options)
     events: list[Event] = []
     for chunk in chunks:
         events += stream.feed(chunk)
@@ -302,3 +303,63 @@ PICK_TOOLS = [
 ]
 """A strict tool and a free one whose schemas refuse `{"n": 3}` by a keyword xgrammar leaves
 unchecked (`not`): the adapters' strict-check tests."""
+
+
+# -- formats derived from response templates ---------------------------------------------------------
+
+
+def builtin_templates() -> dict[str, dict[str, Any]]:
+    """transformers' own response templates for the models that ship none, by first model type."""
+    from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
+
+    return {types[0]: template for types, template in _RESPONSE_TEMPLATE_FALLBACKS.items()}
+
+
+NAMED_BY_TEMPLATE = {"qwen2": "hermes_json", "qwen3_5": "qwen_xml", "gemma4": "gemma_calls"}
+"""transformers' template -> the named format of ours that reads the same model's output."""
+
+RENAMES = {
+    "hermes_json": {"<tool_call>": "@@CALL@@", "</tool_call>": "@@/CALL@@", "<think>": "@@T@@", "</think>": "@@/T@@"},
+    "qwen_xml": {  # tag-shaped, so a drifted close (`</parameter1>`) is renamed with its tag's stem
+        "<tool_call>": "<zz_call>",
+        "</tool_call>": "</zz_call>",
+        "<function=": "<zz_fn=",
+        "</function": "</zz_fn",
+        "<parameter=": "<zz_arg=",
+        "</parameter": "</zz_arg",
+        "<think>": "<zz_t>",
+        "</think>": "</zz_t>",
+    },
+}
+"""Markers no format of ours uses, for the families whose markers are data (no character a regular
+expression reads specially, so they stand as written in the template's patterns too)."""
+
+
+def renamed(value: Any, renames: dict[str, str]) -> Any:
+    """`value` (a template, or a text) with each old marker spelled anew; longer markers first, so
+    `</tool_call>` is not read as `<tool_call>` preceded by a slash."""
+    if isinstance(value, str):
+        for old in sorted(renames, key=len, reverse=True):
+            value = value.replace(old, renames[old])
+        return value
+    text = json.dumps(value)
+    for old in sorted(renames, key=len, reverse=True):
+        text = text.replace(json.dumps(old)[1:-1], json.dumps(renames[old])[1:-1])
+    return json.loads(text)
+
+
+DERIVED = {f"derived_{model}": model for model, name in NAMED_BY_TEMPLATE.items() if name in RENAMES}
+"""Test names of formats compiled from transformers' templates with every marker renamed: the
+properties every named format holds apply to them too (`subject`)."""
+
+
+@functools.cache
+def subject(name: str) -> Format:
+    """A named format, or one of `DERIVED` (compiled on first use: transformers' serving module is
+    slow to import, so collection never does)."""
+    if name in FORMATS:
+        return FORMATS[name]
+    from toolcall_parsers import from_response_template
+
+    model = DERIVED[name]
+    return from_response_template(renamed(builtin_templates()[model], RENAMES[NAMED_BY_TEMPLATE[model]]), name)

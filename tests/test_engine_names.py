@@ -49,8 +49,8 @@ def test_every_engine_name_is_listed_with_ours_or_a_reason() -> None:
         assert re.search(rf"^\| `{re.escape(engine_name)}` \| (\[`\w+`\]|- \| \S)", sglang_part, re.MULTILINE), (
             engine_name
         )
-    for generic in ("hf", "beam", "response_template"):
-        assert f"| `{generic}` | - | a generic mechanism" in page, generic
+    for reader in ("hf", "beam", "response_template"):
+        assert f"| `{reader}` | [`from_response_template`](response-templates.md) |" in page, reader
 
 
 def test_no_format_of_ours_takes_an_engine_name() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from helpers import grammar_accepts, needs, tag_grammar
+from helpers import DERIVED, grammar_accepts, needs, subject, tag_grammar
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strict_walk import CHARACTERS, WORDS, cached_walk
@@ -30,11 +30,13 @@ SCHEMA = {
     "additionalProperties": False,
 }
 BLOCK_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-STRICT = [name for name, fmt in FORMATS.items() if fmt.auto_constraint is not None]
+STRICT = [*(name for name, fmt in FORMATS.items() if fmt.auto_constraint is not None), *DERIVED]
+"""Every format with a strict constraint, and formats compiled from response templates with their
+markers renamed (`helpers.subject`)."""
 
 
 def _schema(name: str) -> dict[str, Any]:
-    return SCHEMA if FORMATS[name].pins_arguments else BLOCK_SCHEMA
+    return SCHEMA if subject(name).pins_arguments else BLOCK_SCHEMA
 
 
 def _tools(name: str) -> list[dict[str, Any]]:
@@ -44,7 +46,7 @@ def _tools(name: str) -> list[dict[str, Any]]:
 
 def _tag(name: str, single: bool) -> dict[str, Any]:
     request = ConstraintRequest({"get_weather": _schema(name)}, single=single, strict=frozenset({"get_weather"}))
-    tag = FORMATS[name].constraint(request, auto=True)
+    tag = subject(name).constraint(request, auto=True)
     assert tag is not None
     return tag
 
@@ -53,7 +55,7 @@ def hostile_snippets(name: str) -> list[str]:
     """Calls the strict request must not get back: an undeclared tool, arguments that break the schema
     (a missing required key, a wrong type, an undeclared key), in the writer's spelling, with each
     marker in place of another of the format's markers, and inside the format's think blocks."""
-    fmt = FORMATS[name]
+    fmt = subject(name)
     calls = [
         ("evil", {"city": "Paris"}),
         ("get_weather", {"days": 3}),
@@ -94,10 +96,10 @@ def hostile_snippets(name: str) -> list[str]:
 def _checked(name: str, text: str, **options: Any) -> None:
     """`text`'s calls (finished and streamed alike elsewhere) are declared and valid."""
     with logs_silenced():
-        result = parse(name, text, _tools(name), **options)
+        result = parse(subject(name), text, _tools(name), **options)
     for call in result.calls:
         assert call.name == "get_weather", (text, call)
-        if FORMATS[name].pins_arguments:
+        if subject(name).pins_arguments:
             jsonschema.validate(call.arguments, SCHEMA)
 
 
@@ -117,7 +119,7 @@ def test_every_hostile_snippet_the_strict_grammar_admits_reads_as_declared_valid
 
 
 def _walk(name: str, single: bool) -> Any:
-    fmt = FORMATS[name]
+    fmt = subject(name)
     pieces = (
         *CHARACTERS,
         *WORDS,
@@ -164,7 +166,7 @@ def test_with_the_parsers_check_no_admitted_text_returns_an_unchecked_call(name,
         _checked(name, text, strict=True)
 
 
-REQUIRED = [name for name, fmt in FORMATS.items() if fmt.required_constraint is not None]
+REQUIRED = [*(name for name, fmt in FORMATS.items() if fmt.required_constraint is not None), *DERIVED]
 
 
 @pytest.mark.parametrize("name", REQUIRED)
@@ -174,13 +176,13 @@ def test_required_ends_after_the_calls_and_a_line_break(name, single):
     after a line break, which otherwise had to open another call (qwen_xml repeated its call until
     max_tokens); the parser reads the calls back."""
     request = ConstraintRequest({"get_weather": _schema(name)}, single=single)
-    grammar = tag_grammar(FORMATS[name].constraint(request))
+    grammar = tag_grammar(subject(name).constraint(request))
     calls = [("get_weather", {"city": "Paris"})] * (1 if single else 2)
-    text = FORMATS[name].write(calls)
+    text = subject(name).write(calls)
     for ending in ("", "\n"):
         assert grammar_accepts(grammar, text + ending), text + ending
         with logs_silenced():
-            assert [(c.name, c.arguments) for c in parse(name, text + ending, _tools(name)).calls] == calls
+            assert [(c.name, c.arguments) for c in parse(subject(name), text + ending, _tools(name)).calls] == calls
 
 
 NUMBER_SCHEMA = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
@@ -197,7 +199,7 @@ known limits); a typed value past a float's range comes back as the string writt
     [
         pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="xgrammar style")) if name in STYLED else name
         for name in REQUIRED
-        if FORMATS[name].pins_arguments
+        if name in DERIVED or subject(name).pins_arguments  # derived: never built at collection
     ],
 )
 def test_a_number_the_required_grammar_admits_reads_as_a_number(name):
@@ -205,15 +207,15 @@ def test_a_number_the_required_grammar_admits_reads_as_a_number(name):
     reads the call with a number (typed-XML formats returned the string "1e400", the pythonic ones
     no call at all)."""
     request = ConstraintRequest({"get_weather": NUMBER_SCHEMA})
-    grammar = tag_grammar(FORMATS[name].constraint(request))
+    grammar = tag_grammar(subject(name).constraint(request))
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": NUMBER_SCHEMA}}]
-    written = FORMATS[name].write([("get_weather", {"n": 12345.5})])
+    written = subject(name).write([("get_weather", {"n": 12345.5})])
     assert "12345.5" in written
     for number in HUGE_NUMBERS:
         text = written.replace("12345.5", number)
         if grammar_accepts(grammar, text):
             with logs_silenced():
-                calls = parse(name, text, tools).calls
+                calls = parse(subject(name), text, tools).calls
             assert len(calls) == 1 and isinstance(calls[0].arguments["n"], (int, float)), (text[:200], calls)
 
 
@@ -222,9 +224,9 @@ def test_a_huge_number_is_no_unchecked_call_under_strict(name):
     """Where the grammar still admits `1e400` (xgrammar's styles), a strict request's parser refuses
     the call the string would make: it comes back as text."""
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": NUMBER_SCHEMA}}]
-    text = FORMATS[name].write([("get_weather", {"n": 12345.5})]).replace("12345.5", "1e400")
+    text = subject(name).write([("get_weather", {"n": 12345.5})]).replace("12345.5", "1e400")
     with logs_silenced():
-        result = parse(name, text, tools, strict=True)
+        result = parse(subject(name), text, tools, strict=True)
     assert result.calls == [] and "1e400" in (result.content or "")
 
 
@@ -263,10 +265,10 @@ def test_the_reviews_bypasses_are_refused_or_read_valid(name, text, schema):
     request = ConstraintRequest({"get_weather": schema}, strict=frozenset({"get_weather"}))
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": schema}}]
     for auto in (False, True):
-        grammar = tag_grammar(FORMATS[name].constraint(request, auto=auto))
+        grammar = tag_grammar(subject(name).constraint(request, auto=auto))
         if grammar_accepts(grammar, text):
             with logs_silenced():
-                calls = parse(name, text, tools).calls
+                calls = parse(subject(name), text, tools).calls
             for call in calls:
                 assert call.name == "get_weather", (auto, call)
                 jsonschema.validate(call.arguments, SCHEMA)

@@ -102,6 +102,9 @@ class XmlBlockTags:
     param_open: str
     call_word: str
     """What the format calls a call element ("function", "invoke"), for log lines."""
+    param_close: str = ""
+    """A parameter's close, where the family reads it from its tags (Qwen3-Coder's); the others
+    name it in their value ends."""
 
 
 class XmlBlockStream(FormatStream):

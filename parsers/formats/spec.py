@@ -144,6 +144,8 @@ class Format:
       where they do not aim to (a byte-level or spaced variant; strict `auto` keeps it out of free
       text). Every spelling is held, so a strict request never reads a call its grammar left free
       (`constraints.held_free_text`, checked by walking the compiled grammar in the tests).
+    - `spec`: the family spec value the format was made from, where it is one (a `JsonBlockFormat`,
+      a `QwenFunctions`, ...): what `derive.to_response_template` writes out.
     """
 
     name: str
@@ -169,6 +171,7 @@ class Format:
     think_blocks: bool = True
     think_label: str = ""
     other_openers: tuple[tuple[str, str | None], ...] = ()
+    spec: Any = None
 
     def stream(
         self,

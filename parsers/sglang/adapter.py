@@ -92,13 +92,18 @@ class FormatDetector(BaseFormatDetector):
     def __init__(self, tokenizer: Any = None) -> None:
         super().__init__()
         self.tokenizer = tokenizer
-        self._format: Format = get_format(self.format_name)
+        self._format: Format = self._served_format(tokenizer)
         self._stream: FormatStream | None = None
         self._passthrough = False
         self._records = CallRecords(self)
         self._checked: tuple[str, ParseResult] | None = None  # has_tool_call's reading of a text
         self.incomplete_tool_call_indices: set[int] = set()
         self._forced = False  # the request's tool_choice is "required" or names a tool
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        """The format this parser runs: the one named by `format_name` (a parser of a model's own
+        response template derives it from the tokenizer)."""
+        return get_format(self.format_name)
 
     def get_required_tool_parser(self, tool_choice: Any) -> None:
         """SGLang's `FunctionCallParser` hands the request's `tool_choice` here (the one way it

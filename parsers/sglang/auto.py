@@ -17,6 +17,7 @@ from typing import Any
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, StructureInfo
 
+from ..derive.served import SERVED_NAME
 from ..detect import describe, detect_once
 
 logger = logging.getLogger("toolcall_parsers")
@@ -29,6 +30,10 @@ def detected_class(tokenizer: Any) -> type[BaseFormatDetector] | None:
 
     detection, first = detect_once(tokenizer, None, "the served chat template")
     class_name = DETECTORS.get(detection.parser or "")
+    if class_name is None and detection.derived is not None:
+        class_name = (
+            "FromResponseTemplateDetector" if detection.derived_by == SERVED_NAME else "FromChatTemplateDetector"
+        )
     if first:
         if class_name:
             logger.info("--tool-call-parser auto: %s", describe(detection))

@@ -7,6 +7,9 @@ Mistral's nine characters)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..derive.served import CHAT_NAME, SERVED_NAME, chat_format, served_format
 from ..formats import FORMATS, Format
 from .adapter import FormatDetector
 
@@ -28,3 +31,24 @@ def _generated(fmt: Format) -> type[FormatDetector]:
 DETECTOR_CLASSES: dict[str, type[FormatDetector]] = {name: _generated(fmt) for name, fmt in FORMATS.items()}
 """`--tool-call-parser` name -> our SGLang detector class, for every registered format."""
 globals().update({cls.__name__: cls for cls in DETECTOR_CLASSES.values()})
+
+
+class FromResponseTemplateDetector(FormatDetector):
+    """`--tool-call-parser from_response_template`: the format the served model's own response
+    template describes (`derive.served`); fails at its first build, naming the reason, where the
+    model ships no template or no family of ours reads it."""
+
+    format_name = SERVED_NAME
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        return served_format(tokenizer)
+
+
+class FromChatTemplateDetector(FormatDetector):
+    """`--tool-call-parser from_chat_template`: the format the served chat template (SGLang has put
+    `--chat-template` on the tokenizer) teaches, derived by rendering it (`derive.chat_template`)."""
+
+    format_name = CHAT_NAME
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        return chat_format(tokenizer)

@@ -32,6 +32,9 @@ def register() -> None:
     from .auto import AutoDetector
 
     FunctionCallParser.ToolCallParserEnum["auto"] = AutoDetector
+    # The served model's own response template or chat template, as a format of ours (derive/served.py).
+    FunctionCallParser.ToolCallParserEnum["from_response_template"] = detectors.FromResponseTemplateDetector
+    FunctionCallParser.ToolCallParserEnum["from_chat_template"] = detectors.FromChatTemplateDetector
     # `--reasoning-parser NAME`: our reasoning detectors, one per think-block format (sglang/reasoning.py).
     # SGLang's argument check lists `ReasoningParser.DetectorMap` once that module is imported.
     from sglang.srt.parser.reasoning_parser import ReasoningParser

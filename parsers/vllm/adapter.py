@@ -92,11 +92,16 @@ class FormatToolParser(ToolParser):
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
-        self._format: Format = get_format(self.format_name)
+        self._format: Format = self._served_format(tokenizer)
         check_special_tokens(tokenizer, self.format_name, self._format.special_tokens)
         self._stream: FormatStream | None = None
         self._passthrough = False
         self._records = CallRecords(self)
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        """The format this parser runs: the one named by `format_name` (a parser of a model's own
+        response template derives it from the tokenizer)."""
+        return get_format(self.format_name)
 
     def _new_stream(self, streaming: bool) -> FormatStream:
         return self._format.stream(self.tools, None if self._format.own_ids else _vllm_call_id)

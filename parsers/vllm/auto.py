@@ -21,6 +21,7 @@ from typing import Any
 from vllm.entrypoints.generate.base.protocol import DeltaMessage, ExtractedToolCallInformation
 from vllm.tool_parsers import ToolParser
 
+from ..derive.served import SERVED_NAME
 from ..detect import Detection, describe, detect_once
 from .served_template import server_chat_template
 
@@ -35,6 +36,10 @@ def detected_class(tokenizer: Any, argv: Sequence[str] | None = None) -> tuple[t
     template, source = server_chat_template(argv)
     detection, first = detect_once(tokenizer, template, source)
     class_name = PARSERS.get(detection.parser or "")
+    if class_name is None and detection.derived is not None:
+        class_name = (
+            "FromResponseTemplateToolParser" if detection.derived_by == SERVED_NAME else "FromChatTemplateToolParser"
+        )
     if first:
         if class_name:
             logger.info("--tool-call-parser auto: %s", describe(detection))

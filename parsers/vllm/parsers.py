@@ -15,6 +15,7 @@ from typing import Any
 from ..core.events import Event
 from ..core.stream import FormatStream
 from ..core.tokens import vocabulary
+from ..derive.served import CHAT_NAME, SERVED_NAME, chat_format, served_format
 from ..formats import FORMATS, Format, reasoning_classes
 from ..formats.mistral_json import MARKER, MistralJsonStream
 from .adapter import FormatToolParser
@@ -134,3 +135,30 @@ REASONING_CLASSES: dict[str, type[FormatReasoningParser]] = reasoning_classes(
 """`--reasoning-parser` name -> our vLLM reasoning parser class: one per format whose models reason
 in think blocks, named as the format, to be paired with its tool parser."""
 globals().update({cls.__name__: cls for cls in REASONING_CLASSES.values()})
+
+
+class FromResponseTemplateToolParser(FormatToolParser):
+    """`--tool-call-parser from_response_template`: the format the served model's own response
+    template describes (`derive.served`), with every format's constraints, so strict, `required`
+    and named requests are held to it (vLLM's `hf` refuses them). Start-up fails, naming the
+    reason, where the model ships no template or no family of ours reads it."""
+
+    format_name = SERVED_NAME
+    structural_tag_model = OWN_TAG_MODEL
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        return served_format(tokenizer)
+
+
+class FromChatTemplateToolParser(FormatToolParser):
+    """`--tool-call-parser from_chat_template`: the format the served chat template teaches, derived
+    by rendering it (`derive.chat_template`), where no named format of ours reads it (`auto` serves
+    it then). Start-up fails, naming the reason, where it teaches none of our families."""
+
+    format_name = CHAT_NAME
+    structural_tag_model = OWN_TAG_MODEL
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        from .served_template import server_chat_template
+
+        return chat_format(tokenizer, server_chat_template()[0])

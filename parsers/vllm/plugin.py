@@ -27,6 +27,13 @@ def register() -> None:
         ReasoningParserManager.register_lazy_module(name, "toolcall_parsers.vllm.parsers", class_name)
     # `auto`: detects the format from the served chat template, then builds that parser (vllm/auto.py).
     ToolParserManager.register_lazy_module("auto", "toolcall_parsers.vllm.auto", "AutoToolParser")
+    # The served model's own response template or chat template, as a format of ours (derive/served.py).
+    ToolParserManager.register_lazy_module(
+        "from_response_template", "toolcall_parsers.vllm.parsers", "FromResponseTemplateToolParser"
+    )
+    ToolParserManager.register_lazy_module(
+        "from_chat_template", "toolcall_parsers.vllm.parsers", "FromChatTemplateToolParser"
+    )
 
 
 register()

@@ -221,7 +221,8 @@ class JsonBlockFormat:
     """One format of the family, as data: `tags` (as its template writes a block); `spellings`,
     the other openers the parser reads as a block's start (GigaChat 3's role header, InternLM's
     spaced header); `end_marker` where the parser's end differs from the writer's `tags.end`
-    (`None` in `tags` and here: no closing tag); the rest is the `Format`'s own."""
+    (`None` in `tags` and here: no closing tag); `think` the think pair read as text; `keep_whitespace`
+    sends the content as written (`FormatStream.keeps_whitespace`); the rest is the `Format`'s own."""
 
     name: str
     summary: str
@@ -235,6 +236,8 @@ class JsonBlockFormat:
     vllm_names: tuple[str, ...] = ()
     sglang_names: tuple[str, ...] = ()
     models: str = ""
+    think: tuple[str, str] = ("<think>", "</think>")
+    keep_whitespace: bool = False
 
     @property
     def end(self) -> str | None:
@@ -248,9 +251,10 @@ class JsonBlockFormat:
             self.name,
             module,
             "the JSON-in-markers family",
-            ("<think>", "</think>"),
+            self.think,
             start_markers=(self.tags.start, *self.spellings),
             end_marker=self.end,
+            keeps_whitespace=self.keep_whitespace,
         )
 
     def format(self, module: str) -> Format:
@@ -272,4 +276,5 @@ class JsonBlockFormat:
             vllm_names=self.vllm_names,
             sglang_names=self.sglang_names,
             models=self.models,
+            spec=self,
         )

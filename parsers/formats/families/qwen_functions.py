@@ -26,17 +26,33 @@ FUNCTION_OPEN, FUNCTION_CLOSE = "<function=", "</function>"
 PARAM_OPEN, PARAM_CLOSE = "<parameter=", "</parameter>"
 
 
+def drifts(tags: XmlBlockTags) -> bool:
+    """Whether a parameter's close may drift (`</parameter1>`, a cut `</parameter`): a tag's, ending
+    in `>`; a close of other markers is read only as written."""
+    return tags.param_close.endswith(">")
+
+
+def close_stem(tags: XmlBlockTags) -> str:
+    """What of a parameter's close must be written as is: all but its `>` where it may drift."""
+    return tags.param_close[:-1] if drifts(tags) else tags.param_close
+
+
 def value_ends(tags: XmlBlockTags, *, inline: bool = False) -> tuple[ValueEnd, ...]:
     """What ends a value (see `qwen_xml`'s docstring) inside blocks of `tags`; `core.xml_parameters`
     applies them. `inline`: values are written right between their tags, with no framing newlines,
     so only an end that stands for a dropped `</parameter>` takes the line break before it (the one
     the template writes after that tag)."""
     return (
-        ValueEnd(PARAM_CLOSE[:-1], followers=(PARAM_OPEN, FUNCTION_CLOSE), drift=True, at_end_of_output=True),
         ValueEnd(
-            FUNCTION_CLOSE, followers=(tags.end, tags.start, FUNCTION_OPEN), at_end_of_output=True, after_break=inline
+            close_stem(tags), followers=(tags.param_open, tags.call_close), drift=drifts(tags), at_end_of_output=True
         ),
-        ValueEnd(PARAM_OPEN, line_start=True, kept=0, after_break=inline),
+        ValueEnd(
+            tags.call_close,
+            followers=(tags.end, tags.start, tags.call_open),
+            at_end_of_output=True,
+            after_break=inline,
+        ),
+        ValueEnd(tags.param_open, line_start=True, kept=0, after_break=inline),
     )
 
 
@@ -102,8 +118,8 @@ def block_writer(tags: XmlBlockTags, *, inline: bool = False) -> Writer:
     def write(calls: Sequence[Call]) -> str:
         blocks = []
         for name, arguments in calls:
-            params = "".join(f"{PARAM_OPEN}{k}>{framed(v)}{PARAM_CLOSE}\n" for k, v in arguments.items())
-            blocks.append(f"{tags.start}\n{FUNCTION_OPEN}{name}>\n{params}{FUNCTION_CLOSE}\n{tags.end}")
+            params = "".join(f"{tags.param_open}{k}>{framed(v)}{tags.param_close}\n" for k, v in arguments.items())
+            blocks.append(f"{tags.start}\n{tags.call_open}{name}>\n{params}{tags.call_close}\n{tags.end}")
         return "\n".join(blocks)
 
     return write
@@ -121,16 +137,16 @@ def block_constraints(tags: XmlBlockTags, *, inline: bool = False) -> tuple[Cons
     `qwen_xml` style ends a value at its close alone, so a value could hold a parameter the parser
     reads as the next one, unchecked."""
     frame = "" if inline else "\n"
-    text: Element = {"type": "any_text", "excludes": [PARAM_CLOSE[:-1], PARAM_OPEN, FUNCTION_CLOSE]}
-    close = f"{frame}{PARAM_CLOSE}\n"
-    other = sequence(const(PARAM_OPEN), regex(r"[^<>\n]+"), tag(">" + frame, text, close))
+    text: Element = {"type": "any_text", "excludes": [close_stem(tags), tags.param_open, tags.call_close]}
+    close = f"{frame}{tags.param_close}\n"
+    other = sequence(const(tags.param_open), regex(r"[^<>\n]+"), tag(">" + frame, text, close))
 
     def declared(key: str, value: Element) -> Element:
-        return tag(f"{PARAM_OPEN}{key}>{frame}", value, close)
+        return tag(f"{tags.param_open}{key}>{frame}", value, close)
 
     def function_tags(request: ConstraintRequest, names: list[str]) -> list[Element]:
-        end = f"{FUNCTION_CLOSE}\n{tags.end}"
-        begin = f"{tags.start}\n{FUNCTION_OPEN}"
+        end = f"{tags.call_close}\n{tags.end}"
+        begin = f"{tags.start}\n{tags.call_open}"
         return [
             tag(
                 f"{begin}{name}>\n",
@@ -149,10 +165,14 @@ def block_constraints(tags: XmlBlockTags, *, inline: bool = False) -> tuple[Cons
     return required, auto
 
 
-def may_hold_bare_call(text: str) -> bool:
-    """Whether `text` may hold a function written without its block, which is a call only for a
+def bare_call_check(tags: XmlBlockTags) -> Callable[[str], bool]:
+    """Whether a text may hold a function written without its block, which is a call only for a
     declared tool (SGLang asks without the tools)."""
-    return FUNCTION_OPEN in text
+
+    def may_hold_bare_call(text: str) -> bool:
+        return tags.call_open in text
+
+    return may_hold_bare_call
 
 
 def writable_values(tags: XmlBlockTags, *, inline: bool = False) -> Callable[[Any], bool]:
@@ -161,7 +181,7 @@ def writable_values(tags: XmlBlockTags, *, inline: bool = False) -> Callable[[An
     `<parameter=`, `</parameter>` + whitespace + `<parameter=` or `</function>`, `</function>` +
     whitespace + a block tag), since the format has no escaping."""
     ends = value_ends(tags, inline=inline)
-    after = PARAM_CLOSE if inline else "\n" + PARAM_CLOSE
+    after = tags.param_close if inline else "\n" + tags.param_close
 
     def readable(value: Any) -> bool:
         return not ends_inside(ends, raw_value(value), after, line_start=not inline)
@@ -176,7 +196,9 @@ def writes_name(name: str) -> bool:
 
 @dataclass(frozen=True)
 class QwenFunctions:
-    """One format of the family, as data: `start` / `end` are its block tags; `inline` says its
+    """One format of the family, as data: `start` / `end` are its block tags, `function_open` (the
+    NAME follows, up to `>`), `function_close`, `param_open` (the key follows, up to `>`) and
+    `param_close` its call's and parameters' (Qwen3-Coder's by default); `inline` says its
     template writes a value right between its tags (Seed), so no line break around a value is
     markup; `bare_calls` reads a `<function=` written without its block, for a declared tool (Qwen
     drops the block now and then); `think` is the think pair read as text; `keep_whitespace` sends
@@ -187,6 +209,10 @@ class QwenFunctions:
     summary: str
     start: str = "<tool_call>"
     end: str = "</tool_call>"
+    function_open: str = FUNCTION_OPEN
+    function_close: str = FUNCTION_CLOSE
+    param_open: str = PARAM_OPEN
+    param_close: str = PARAM_CLOSE
     inline: bool = False
     bare_calls: bool = True
     think: tuple[str, str] = ("<think>", "</think>")
@@ -198,7 +224,15 @@ class QwenFunctions:
 
     @property
     def tags(self) -> XmlBlockTags:
-        return XmlBlockTags(self.start, self.end, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, call_word="function")
+        return XmlBlockTags(
+            self.start,
+            self.end,
+            self.function_open,
+            self.function_close,
+            self.param_open,
+            call_word="function",
+            param_close=self.param_close,
+        )
 
     def stream_class(self, module: str) -> type[QwenFunctionsStream]:
         """The format's stream class, declared in `module` (where its docs are read)."""
@@ -225,17 +259,18 @@ class QwenFunctions:
             self.summary,
             self.stream_class(module),
             block_writer(tags, inline=self.inline),
-            markers=(self.start, self.end, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE),
+            markers=(self.start, self.end, self.function_open, self.function_close, self.param_open, self.param_close),
             special_tokens=self.special_tokens,
             required_constraint=required,
             auto_constraint=auto,
             writes_name=writes_name,
             writes_value=writable_values(tags, inline=self.inline),
-            needs_declared_tools=may_hold_bare_call if self.bare_calls else None,
+            needs_declared_tools=bare_call_check(tags) if self.bare_calls else None,
             # a bare call to a declared tool: strict writes the block
-            other_openers=((FUNCTION_OPEN, None),) if self.bare_calls else (),
+            other_openers=((self.function_open, None),) if self.bare_calls else (),
             typed_values=True,
             vllm_names=self.vllm_names,
             sglang_names=self.sglang_names,
             models=self.models,
+            spec=self,
         )

@@ -1,0 +1,1 @@
+"""Formats derived from what a model ships: its response template (`response_template`)."""

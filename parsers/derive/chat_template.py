@@ -1,0 +1,278 @@
+"""A format derived from a Jinja chat template alone, by rendering it with controlled differences.
+
+The template is never looked up among our formats: it renders the same conversation with one call,
+with another call, with two calls, and with reasoning, and what changes between those renderings
+is read off as markers (as llama.cpp's autoparser does): the text around a call's JSON object, or
+the tags around its name, each parameter's key and value. Those markers fill a family spec of ours:
+
+- a JSON call object (`{"name": .., KEY: {..}}`) between two markers, alone or in a JSON list:
+  JSON in markers (`hermes_json`'s family), with the markers, the framing (whitespace, a list's
+  brackets) and the arguments key;
+- `OPEN NAME>` then one `POPEN KEY>` .. `PCLOSE` per argument, then `FCLOSE`, inside a block
+  (`S` .. `E`): Qwen3-Coder XML (`qwen_xml`'s family), with all six tags and whether a line break
+  frames a value.
+
+The derived format must read the template's own renderings back as the calls rendered, or it is
+refused. A template that renders no call, or renders one no family of ours reads, is refused with
+a ValueError that says what was found.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ..core.events import build_result
+from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
+from ..formats.families.qwen_functions import QwenFunctions
+from ..formats.spec import Call, Format
+
+DEFAULT_NAME = "chat_template"
+CALL_A: Call = ("get_weather", {"city": "Paris", "days": 3})
+CALL_B: Call = ("search_web", {"query": "cats"})
+USER = "What is the weather in Paris?"
+THOUGHT = "The user wants the weather, so I call the tool."
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": "a probe tool",
+            "parameters": {
+                "type": "object",
+                "properties": {key: {"type": "integer" if isinstance(v, int) else "string"} for key, v in args.items()},
+            },
+        },
+    }
+    for name, args in (CALL_A, CALL_B)
+]
+
+Render = Callable[..., str]
+
+
+def from_chat_template(
+    template: str | None, name: str = DEFAULT_NAME, *, tokenizer: Any = None, **special_tokens: str
+) -> Format:
+    """The format `template` teaches (module docstring), rendered through `tokenizer` where one is
+    given (None: the tokenizer's own template), else by transformers' Jinja alone with
+    `special_tokens` (`bos_token`, ...). ValueError naming what was not found where it teaches none
+    of our families."""
+    from ..detect import renderer_for, template_renderer
+
+    if tokenizer is not None:
+        render = renderer_for(tokenizer, template)
+    elif template is not None:
+        render = template_renderer(template, **special_tokens)
+    else:
+        raise ValueError("from_chat_template: no template, and no tokenizer to take one from")
+    one = _turn(render, [CALL_A])
+    try:
+        two: str | None = _turn(render, [CALL_A, CALL_B])
+    except ValueError:  # a template that takes one call a turn (Llama 3.x's)
+        two = None
+    if CALL_A[0] not in one:
+        raise ValueError(f"the chat template renders no call: an assistant call to {CALL_A[0]} is not in its turn")
+    think = _think_pair(render)
+    errors = []
+    for derive in (_json_blocks, _qwen_functions):
+        try:
+            fmt = derive(one, two, think, name)
+        except ValueError as err:
+            errors.append(str(err))
+            continue
+        _check_reads_back(fmt, one, [CALL_A])
+        if two is not None:
+            _check_reads_back(fmt, two, [CALL_A, CALL_B])
+        return fmt
+    raise ValueError(f"no family of ours reads the call the chat template writes, {one!r}: " + "; ".join(errors))
+
+
+def _messages(calls: list[Call], arguments_as_string: bool, content: str | None) -> list[dict[str, Any]]:
+    tool_calls = [
+        {
+            "id": f"call{i}abcd",
+            "type": "function",
+            "function": {"name": n, "arguments": json.dumps(a) if arguments_as_string else a},
+        }
+        for i, (n, a) in enumerate(calls)
+    ]
+    return [{"role": "user", "content": USER}, {"role": "assistant", "content": content, "tool_calls": tool_calls}]
+
+
+def _turn(render: Render, calls: list[Call]) -> str:
+    """The assistant turn the template writes for `calls` (after its generation prompt, without
+    the turn's closing text), in the first shape of the history it renders: arguments as objects or
+    as JSON strings, content None or empty."""
+    from ..detect import assistant_turn, turn_closing
+
+    closing = turn_closing(render)
+    errors = []
+    for as_string, content in ((False, None), (False, ""), (True, None), (True, "")):
+        try:
+            return assistant_turn(render, _messages(calls, as_string, content), closing).strip()
+        except Exception as err:  # a template that raises on one shape of the history
+            errors.append(f"{type(err).__name__}: {err}")
+    raise ValueError(f"the chat template does not render an assistant call ({'; '.join(errors)})")
+
+
+def _think_pair(render: Render) -> tuple[str, str]:
+    """The markers the template writes around a history's reasoning: what rendering it adds on each
+    side of the thought, or, where it writes an empty block without reasoning, the lines around
+    the thought; else a think tag its generation prompt opens; `<think>` .. `</think>` where it
+    shows none."""
+    plain = {"role": "assistant", "content": "Sunny."}
+    try:
+        without = render([{"role": "user", "content": USER}, plain], add_generation_prompt=False)
+        with_thought = render(
+            [{"role": "user", "content": USER}, {**plain, "reasoning_content": THOUGHT, "reasoning": THOUGHT}],
+            add_generation_prompt=False,
+        )
+    except Exception:
+        return ("<think>", "</think>")
+    at = with_thought.find(THOUGHT)
+    if at < 0:
+        return _opened_by_prompt(render) or ("<think>", "</think>")
+    start = _common_prefix(without, with_thought)
+    end = len(with_thought) - _common_prefix(without[::-1], with_thought[::-1])
+    opener, closer = with_thought[start:at].strip(), with_thought[at + len(THOUGHT) : end].strip()
+    if not opener and not closer:  # the template writes an empty block without reasoning (Qwen3)
+        opener = with_thought[:at].rstrip().rsplit("\n", 1)[-1].strip()
+        closer = with_thought[at + len(THOUGHT) :].lstrip().split("\n", 1)[0].strip()
+    if not opener or not closer or "\n" in opener or "\n" in closer:
+        return ("<think>", "</think>")
+    return (opener, closer)
+
+
+def _opened_by_prompt(render: Render) -> tuple[str, str] | None:
+    """A think tag the generation prompt opens (`<think>\n`), or an empty block it writes to end
+    with (`<think>\n</think>`), with its closing tag."""
+    try:
+        prompt = render([{"role": "user", "content": USER}], add_generation_prompt=True).rstrip()
+    except Exception:
+        return None
+    lines = [line.strip() for line in prompt.split("\n")[-2:]]
+    last = lines[-1]
+    if len(lines) == 2 and last == "</" + lines[0][1:] and _is_tag(lines[0]):  # an empty block, closed
+        return (lines[0], last)
+    return (last, "</" + last[1:]) if _is_tag(last) else None
+
+
+def _is_tag(text: str) -> bool:
+    """`<think>`-like: an opening tag of one word."""
+    return len(text) > 2 and text[0] == "<" and text[-1] == ">" and text[1] not in "/|" and " " not in text
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _call_object(text: str, call: Call) -> tuple[int, int, str]:
+    """Where `call`'s JSON object stands in `text` and its arguments' key: (start, end, key)."""
+    decoder = json.JSONDecoder()
+    name, arguments = call
+    at = text.find("{")
+    while at >= 0:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            value, end = None, at + 1
+        if isinstance(value, dict) and value.get("name") == name:
+            for key, held in value.items():
+                if key != "name" and held in (arguments, json.dumps(arguments)):
+                    return at, end, key
+        at = text.find("{", at + 1)
+    raise ValueError(f"JSON in markers: no JSON object names {name} with its arguments")
+
+
+def _json_blocks(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
+    start_at, end_at, key = _call_object(one, CALL_A)
+    before, after = one[:start_at], one[end_at:]
+    start = before.rstrip().rsplit("\n", 1)[-1].strip()
+    listed = start.endswith("[") and after.lstrip().startswith("]")  # the calls as a JSON list
+    start = start.removesuffix("[").rstrip() if listed else start
+    if not start:
+        raise ValueError("JSON in markers: nothing marks the call object's start")
+    after_start = before[before.rindex(start) + len(start) :]
+    closing = after.lstrip().removeprefix("]") if listed else after
+    end = closing.strip().split("\n", 1)[0].strip() or None
+    before_end = after[: after.index(end)] if end else after[: len(after) - len(closing)]
+    separator = _separator(two, start, before_end + (end or ""))
+    tags = JsonBlockTags(start, end, after_start, before_end, separator if not separator.strip() else "\n", key)
+    summary = f'{start}{after_start}{{"name": .., "{key}": {{..}}}}{before_end}{end or ""}, from a chat template'
+    spec = JsonBlockFormat(name, summary, tags, think=think, models="a model with this chat template")
+    return spec.format(__name__)
+
+
+def _separator(two: str | None, start: str, closing: str) -> str:
+    """What the template writes between two calls' blocks (a line break where it shows none)."""
+    if two is None:
+        return "\n"
+    first_end = _call_object(two, CALL_A)[1] + len(closing)
+    second_start = two.rfind(start, 0, _call_object(two, CALL_B)[0])
+    return two[first_end:second_start] if second_start >= first_end else "\n"
+
+
+def _line_around(text: str, at: int) -> tuple[str, str]:
+    """The text of `at`'s line before it, and after it (up to the line's end)."""
+    line_start = text.rfind("\n", 0, at) + 1
+    line_end = text.find("\n", at)
+    return text[line_start:at], text[at : line_end if line_end >= 0 else len(text)]
+
+
+def _qwen_functions(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
+    call_name, arguments = CALL_A
+    at = one.find(call_name)
+    function_open, rest = _line_around(one, at)
+    if not function_open.strip() or rest[len(call_name) :] != ">":
+        raise ValueError("Qwen3-Coder XML: the call's name is not written as OPEN NAME> on a line of its own")
+    start = one[: at - len(function_open)].strip().rsplit("\n", 1)[-1].strip()
+    keys = list(arguments)
+    key_at = one.find(keys[0] + ">", at)
+    param_open, _ = _line_around(one, key_at)
+    value = str(arguments[keys[0]])
+    value_at = one.find(value, key_at)
+    framing = one[key_at + len(keys[0]) + 1 : value_at]
+    if key_at < 0 or value_at < 0 or framing not in ("", "\n"):
+        raise ValueError("Qwen3-Coder XML: a parameter is not written as POPEN KEY> VALUE PCLOSE")
+    close_from = value_at + len(value) + len(framing)
+    param_close = one[close_from:].split("\n", 1)[0]
+    last_key_at = one.find(keys[-1] + ">", key_at)
+    last_value = str(arguments[keys[-1]])
+    last_value_at = one.find(last_value, last_key_at + len(keys[-1]) + 1)
+    if last_key_at < 0 or last_value_at < 0:
+        raise ValueError("Qwen3-Coder XML: the call's last parameter is not written as POPEN KEY> VALUE PCLOSE")
+    tail = one[last_value_at + len(last_value) :].strip().split("\n")
+    lines = [line.strip() for line in tail if line.strip()]
+    if len(lines) != 3 or lines[0] != param_close:
+        raise ValueError("Qwen3-Coder XML: a call does not end PCLOSE, FCLOSE, then the block's end")
+    if not start or not param_open.strip() or not param_close.strip():
+        raise ValueError("Qwen3-Coder XML: the block or a parameter has no markers")
+    spec = QwenFunctions(
+        name,
+        f"{start}{function_open}f>{param_open}p>v{param_close}{lines[1]}{lines[2]}, from a chat template",
+        start,
+        lines[2],
+        function_open=function_open,
+        function_close=lines[1],
+        param_open=param_open,
+        param_close=param_close,
+        inline=not framing,
+        think=think,
+        models="a model with this chat template",
+    )
+    return spec.format(__name__)
+
+
+def _check_reads_back(fmt: Format, turn: str, calls: list[Call]) -> None:
+    """The derived format reads the template's own turn as the calls it rendered (ValueError else)."""
+    stream = fmt.stream(TOOLS)
+    result = build_result(stream.feed(turn) + stream.close())
+    read = [(call.name, call.arguments) for call in result.calls]
+    if read != calls:
+        raise ValueError(f"the format derived from the chat template reads its own turn {turn!r} as {read}")

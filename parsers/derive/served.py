@@ -1,0 +1,71 @@
+"""The format a served model's own templates describe, for the engines' adapters.
+
+A checkpoint ships its response template in `tokenizer_config.json` (`"response_template": {...}`);
+transformers puts it on the tokenizer (`tokenizer.response_template`), where vLLM and SGLang hand
+our parsers the tokenizer. Its chat template is the served one (`--chat-template`, else the
+tokenizer's). Each is compiled once per distinct template in a process.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from ..formats.spec import Format
+from .response_template import from_response_template
+
+SERVED_NAME = "from_response_template"
+"""`--tool-call-parser from_response_template`: the served model's response template, compiled."""
+CHAT_NAME = "from_chat_template"
+"""`--tool-call-parser from_chat_template`: the format the served chat template teaches, derived."""
+
+
+def tokenizer_response_template(tokenizer: Any) -> dict[str, Any] | None:
+    """The response template a tokenizer carries (its attribute, or its config's entry), if any."""
+    template = getattr(tokenizer, "response_template", None)
+    if template is None:
+        init_kwargs = getattr(tokenizer, "init_kwargs", None)
+        template = init_kwargs.get("response_template") if isinstance(init_kwargs, dict) else None
+    return template if isinstance(template, dict) else None
+
+
+def served_format(tokenizer: Any) -> Format:
+    """The format of the tokenizer's response template; ValueError, naming the parser, where the
+    model ships none or no family of ours reads it."""
+    template = tokenizer_response_template(tokenizer)
+    if template is None:
+        raise ValueError(
+            f"--tool-call-parser {SERVED_NAME}: the model ships no response_template "
+            "(tokenizer_config.json); name one of our parsers, or use auto"
+        )
+    try:
+        return _compiled(json.dumps(template, sort_keys=True))
+    except ValueError as err:
+        raise ValueError(f"--tool-call-parser {SERVED_NAME}: {err}") from None
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(template: str) -> Format:
+    return from_response_template(json.loads(template), SERVED_NAME)
+
+
+def chat_format(tokenizer: Any, template: str | None = None) -> Format:
+    """The format the served chat template (`template`, else the tokenizer's own) teaches, derived
+    by rendering it (`derive.chat_template`); ValueError, naming the parser, where it teaches none
+    of our families. Cached per tokenizer and template."""
+    from ..core.tokens import per_tokenizer
+    from .chat_template import from_chat_template
+
+    effective = template if template is not None else repr(getattr(tokenizer, "chat_template", None))
+
+    def derive() -> Format | str:
+        try:
+            return from_chat_template(template, CHAT_NAME, tokenizer=tokenizer)
+        except Exception as err:  # a refusal, or a template that does not render
+            return f"--tool-call-parser {CHAT_NAME}: {err}"
+
+    derived, _ = per_tokenizer(tokenizer, ("chat_format", effective), derive)
+    if isinstance(derived, str):
+        raise ValueError(derived)
+    return derived

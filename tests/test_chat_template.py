@@ -1,0 +1,109 @@
+"""Formats derived from a chat template alone (`from_chat_template`): on every template we have whose
+calls one of our data families reads, the derived format reads the named format's corpus exactly as
+the named format does, whole, char by char and in random chunks; the same with every marker the
+template writes renamed (so the reading comes from rendering, never from a lookup); templates that
+teach no call or no family of ours are refused with the reason; a format none of ours names
+(Nemotron Nano v2's `<TOOLCALL>[..]</TOOLCALL>`) is served by `auto`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from derive_scores import renamed, renames, score
+from helpers import needs
+from toolcall_parsers import FORMATS, from_chat_template, parse
+from toolcall_parsers.core.logs import logs_silenced
+
+pytestmark = needs("transformers")
+
+OURS_EXACT = ["hermes_json", "granite_fc_json", "jamba_json", "longcat_json", "qwen_xml", "zyphra_xml"]
+"""Our templates whose derived format equals the named one on its whole corpus. The others of the
+two families differ where the template does not show what the named format reads: `seed_xml`'s
+bare functions are text (1 of 73), `step5_xml` keeps content whitespace (47 of 63 equal),
+`internlm_json`'s spaced header and `gigachat_json`'s role header are other openers, `phi4_json`'s
+list has no closing tag; `python scripts/derive_scores.py` gives every score."""
+
+MODELS_EXACT = {
+    "Qwen-Qwen2.5-7B-Instruct": "hermes_json",
+    "Qwen-Qwen3-0.6B": "hermes_json",
+    "NousResearch-Hermes-3-Llama-3.1-8B-tool_use": "hermes_json",
+    "ibm-granite-granite-4.1": "hermes_json",
+    "Bielik-11B-v3.0-Instruct": "hermes_json",
+    "MiMo-VL": "hermes_json",
+    "MiniMax-M1": "jamba_json",
+    "Apriel-1.6-15b-Thinker-fixed": "jamba_json",
+    "Qwen3-Coder": "qwen_xml",
+    "Qwen3.5-4B": "qwen_xml",
+    "StepFun3.5-Flash": "qwen_xml",
+}
+"""Real templates (llama.cpp's collection) whose derived format equals the named one, renamed too."""
+
+
+def _check(template: str, named: str) -> None:
+    with logs_silenced():
+        derived = from_chat_template(template)
+        if FORMATS[named].spec is not None:  # jamba_json is marked_json's, whose blocks these read
+            assert type(derived.spec) is type(FORMATS[named].spec)
+        equal, total = score(derived, named)
+        assert (equal, total) == (total, total) and total > 30
+        table = renames(derived, template)
+        again = from_chat_template(renamed(template, table))
+        assert not set(again.markers) & set(derived.markers)
+        assert score(again, named, table) == (total, total)
+
+
+@pytest.mark.parametrize("name", OURS_EXACT)
+def test_our_templates_derive_the_named_reading_also_renamed(name):
+    _check(FORMATS[name].template_path.read_text(encoding="utf-8"), name)
+
+
+@pytest.mark.parametrize(("model", "named"), sorted(MODELS_EXACT.items()))
+def test_the_models_own_templates_derive_the_named_reading_also_renamed(model_template, model, named):
+    _check(model_template(model), named)
+
+
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        ("LFM2.5-Instruct", "renders no call"),  # lists the tools, renders no history calls
+        ("GLM-4.6", "no family of ours reads the call"),  # keys and values: not a data family here yet
+        ("Kimi-K2-Instruct", "does not render an assistant call"),  # transformers' sandbox refuses it
+    ],
+)
+def test_a_template_no_family_reads_is_refused_with_the_reason(model_template, model, says):
+    with pytest.raises(ValueError, match=says):
+        from_chat_template(model_template(model))
+
+
+NEMOTRON_CALL = '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]</TOOLCALL>'
+
+
+def test_a_format_none_of_ours_names_is_derived_and_read(model_template):
+    """Nemotron Nano v2 writes `<TOOLCALL>[..]</TOOLCALL>`, which no named format of ours reads; the
+    derived format reads it, string-aware and in any chunking."""
+    fmt = from_chat_template(model_template("NVIDIA-Nemotron-Nano-v2"))
+    assert (fmt.spec.tags.start, fmt.spec.tags.end) == ("<TOOLCALL>", "</TOOLCALL>")
+    text = "Let me check.\n" + NEMOTRON_CALL.replace("Paris", "Paris ]</TOOLCALL>")
+    result = parse(fmt, text)
+    assert [(c.name, c.arguments) for c in result.calls] == [("get_weather", {"city": "Paris ]</TOOLCALL>", "days": 3})]
+    assert result.content == "Let me check."
+    assert not any(parse(name, NEMOTRON_CALL).calls for name in ("hermes_json", "jamba_json", "llama_json"))
+
+
+@needs("vllm")
+def test_auto_serves_a_derived_format_where_no_named_one_fits(smollm2_dir, model_template, tmp_path):
+    from toolcall_parsers.detect import PROBE_TOOLS
+    from toolcall_parsers.vllm.auto import AutoToolParser
+    from transformers import AutoTokenizer
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    tokenizer.chat_template = model_template("NVIDIA-Nemotron-Nano-v2")
+    parser = AutoToolParser(tokenizer, PROBE_TOOLS)
+    assert type(parser).__name__ == "FromChatTemplateToolParser"
+    request = ChatCompletionRequest(messages=[{"role": "user", "content": "x"}], model="m", tools=PROBE_TOOLS)
+    result = parser.extract_tool_calls("Sure.\n" + NEMOTRON_CALL, request)
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in result.tool_calls] == [
+        ("get_weather", {"city": "Paris", "days": 3})
+    ]
