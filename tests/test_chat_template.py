@@ -107,3 +107,35 @@ def test_auto_serves_a_derived_format_where_no_named_one_fits(smollm2_dir, model
     assert [(c.function.name, json.loads(c.function.arguments)) for c in result.tool_calls] == [
         ("get_weather", {"city": "Paris", "days": 3})
     ]
+
+
+PROBE_TEMPLATE = (
+    "{% for m in messages %}{% if m.role == 'assistant' %}<|assistant|>{% if m.reasoning_content %}<think>"
+    "{{ m.reasoning_content }}</think>{% endif %}{{ m.content or '' }}{% for tc in m.tool_calls or [] %}CALLS"
+    "{% endfor %}<|end|>{% else %}<|user|>{{ m.content }}<|end|>{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+"""A small template of invented markers; CALLS is how it writes each call."""
+
+
+def test_invented_markers_and_a_think_tag_right_after_a_tag_are_read_whole():
+    """The think close is read whole where the turn's own tag ends in the same `>` (an outside
+    review found `</think` cut), and invented call markers are derived and read."""
+    fmt = from_chat_template(PROBE_TEMPLATE.replace("CALLS", "<<CALL>>{{ tc.function | tojson }}<</CALL>>"))
+    assert fmt.think_pairs == (("<think>", "</think>"),)
+    assert (fmt.spec.tags.start, fmt.spec.tags.end) == ("<<CALL>>", "<</CALL>>")
+    text = '<think>plan</think>Sure.<<CALL>>{"name": "f", "arguments": {"a": "<</CALL>>"}}<</CALL>>'
+    assert [(c.name, c.arguments) for c in parse(fmt, text).calls] == [("f", {"a": "<</CALL>>"})]
+
+
+@pytest.mark.parametrize(
+    ("calls", "says"),
+    [
+        ("<tc>{{ {'type': 'function', 'function': tc.function} | tojson }}</tc>", "sits inside other JSON"),
+        ("{{ raise_exception('no calls here') }}", "does not render.*TemplateError: no calls here\\)"),
+        ("{{ undefined_name.attribute }}", "does not render.*UndefinedError"),
+    ],
+)
+def test_what_cannot_be_derived_is_a_value_error_that_says_why(calls, says):
+    with pytest.raises(ValueError, match=says):
+        from_chat_template(PROBE_TEMPLATE.replace("CALLS", calls))

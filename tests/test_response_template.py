@@ -138,6 +138,12 @@ def test_transformers_reads_our_writers_output_with_the_exported_template(name):
         (lambda t: t["fields"]["tool_calls"].update(open_pattern=r"\s*<tool_call>|<call>"), "literal text"),
         (lambda t: t["fields"]["tool_calls"].update(transform={"x": "{content}"}), "must be the call object"),
         (lambda t: t.update(version=2), "version 2"),
+        # an outside review's findings (each was accepted, and read wrongly or raised another error)
+        (lambda t: t["fields"]["tool_calls"].update(open_pattern=r"\s*<tool_call>|<tool_call"), "literal text"),
+        (lambda t: t["fields"]["tool_calls"].update(open_pattern=r"(?i)\s*<tool_call>"), "sets regex flags"),
+        (lambda t: t["fields"]["tool_calls"].update(content_args=None), "'content_args' must be an object"),
+        (lambda t: t["fields"]["tool_calls"].update(open_pattern=r"\s*"), "not nothing"),
+        (lambda t: t.pop("fields"), "no 'fields'"),
     ],
 )
 def test_what_no_family_reads_is_refused_by_name(change, says):
@@ -271,3 +277,21 @@ def test_the_cli_exports_ours_and_derives_it_back(tmp_path, capsys):
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 8}))
     assert main(["derive", str(tmp_path)]) == 2
     assert "response template" in capsys.readouterr().err
+
+
+def test_markers_that_a_stream_could_not_tell_apart_are_refused():
+    """One open literal the start of another (read as either, depending on where chunks end), a
+    blank marker, a call's close that is a parameter's close: refused, not read differently per
+    chunking (found by an outside review)."""
+    template = copy.deepcopy(builtin_templates()["qwen2"])
+    template["fields"]["tool_calls"].pop("open_pattern")
+    template["fields"]["tool_calls"]["open"] = ["<tool_call>", "<tool_call"]
+    with pytest.raises(ValueError, match="'<tool_call' is the start of another"):
+        from_response_template(template)
+    template["fields"]["tool_calls"]["open"] = " "
+    with pytest.raises(ValueError, match="is blank"):
+        from_response_template(template)
+    qwen = copy.deepcopy(builtin_templates()["qwen3_5"])
+    qwen["fields"]["tool_calls"]["close_pattern"] = r"</parameter>\s*</tool_call>"
+    with pytest.raises(ValueError, match="tags must differ"):
+        from_response_template(qwen)

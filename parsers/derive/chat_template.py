@@ -23,30 +23,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..core.events import build_result
 from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.qwen_functions import QwenFunctions
 from ..formats.spec import Call, Format
+from .probe import PROBE_CALLS, check_reads_back
 
 DEFAULT_NAME = "chat_template"
-CALL_A: Call = ("get_weather", {"city": "Paris", "days": 3})
-CALL_B: Call = ("search_web", {"query": "cats"})
+CALL_A, CALL_B = PROBE_CALLS
 USER = "What is the weather in Paris?"
 THOUGHT = "The user wants the weather, so I call the tool."
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": "a probe tool",
-            "parameters": {
-                "type": "object",
-                "properties": {key: {"type": "integer" if isinstance(v, int) else "string"} for key, v in args.items()},
-            },
-        },
-    }
-    for name, args in (CALL_A, CALL_B)
-]
 
 Render = Callable[..., str]
 
@@ -66,7 +51,12 @@ def from_chat_template(
         render = template_renderer(template, **special_tokens)
     else:
         raise ValueError("from_chat_template: no template, and no tokenizer to take one from")
-    one = _turn(render, [CALL_A])
+    try:
+        one = _turn(render, [CALL_A])
+    except ValueError:
+        raise
+    except Exception as err:  # the template fails on a plain conversation (jinja's errors)
+        raise ValueError(f"the chat template does not render: {type(err).__name__}: {err}") from None
     try:
         two: str | None = _turn(render, [CALL_A, CALL_B])
     except ValueError:  # a template that takes one call a turn (Llama 3.x's)
@@ -81,9 +71,7 @@ def from_chat_template(
         except ValueError as err:
             errors.append(str(err))
             continue
-        _check_reads_back(fmt, one, [CALL_A])
-        if two is not None:
-            _check_reads_back(fmt, two, [CALL_A, CALL_B])
+        check_reads_back(fmt, "chat template", [(one, [CALL_A]), *([(two, [CALL_A, CALL_B])] if two else [])])
         return fmt
     raise ValueError(f"no family of ours reads the call the chat template writes, {one!r}: " + "; ".join(errors))
 
@@ -113,7 +101,7 @@ def _turn(render: Render, calls: list[Call]) -> str:
             return assistant_turn(render, _messages(calls, as_string, content), closing).strip()
         except Exception as err:  # a template that raises on one shape of the history
             errors.append(f"{type(err).__name__}: {err}")
-    raise ValueError(f"the chat template does not render an assistant call ({'; '.join(errors)})")
+    raise ValueError(f"the chat template does not render an assistant call ({'; '.join(dict.fromkeys(errors))})")
 
 
 def _think_pair(render: Render) -> tuple[str, str]:
@@ -139,9 +127,20 @@ def _think_pair(render: Render) -> tuple[str, str]:
     if not opener and not closer:  # the template writes an empty block without reasoning (Qwen3)
         opener = with_thought[:at].rstrip().rsplit("\n", 1)[-1].strip()
         closer = with_thought[at + len(THOUGHT) :].lstrip().split("\n", 1)[0].strip()
+    closer = _whole_tag_after(with_thought, at, closer)
     if not opener or not closer or "\n" in opener or "\n" in closer:
         return ("<think>", "</think>")
     return (opener, closer)
+
+
+def _whole_tag_after(text: str, at: int, closer: str) -> str:
+    """`closer` (the text right after the thought) grown to its tag's `>` where the comparison of
+    renderings cut it inside the tag (a `>` both renderings had next)."""
+    if closer.rfind("<") <= closer.rfind(">"):
+        return closer
+    begin = text.find(closer, at)
+    end = text.find(">", begin + len(closer))
+    return text[begin : end + 1].strip() if end >= 0 else closer
 
 
 def _opened_by_prompt(render: Render) -> tuple[str, str] | None:
@@ -198,6 +197,8 @@ def _json_blocks(one: str, two: str | None, think: tuple[str, str], name: str) -
     start = start.removesuffix("[").rstrip() if listed else start
     if not start:
         raise ValueError("JSON in markers: nothing marks the call object's start")
+    if any(c in start for c in '{"') or "}" in after.strip().split("\n", 1)[0]:
+        raise ValueError(f"JSON in markers: the call object sits inside other JSON ({start!r} before it)")
     after_start = before[before.rindex(start) + len(start) :]
     closing = after.lstrip().removeprefix("]") if listed else after
     end = closing.strip().split("\n", 1)[0].strip() or None
@@ -267,12 +268,3 @@ def _qwen_functions(one: str, two: str | None, think: tuple[str, str], name: str
         models="a model with this chat template",
     )
     return spec.format(__name__)
-
-
-def _check_reads_back(fmt: Format, turn: str, calls: list[Call]) -> None:
-    """The derived format reads the template's own turn as the calls it rendered (ValueError else)."""
-    stream = fmt.stream(TOOLS)
-    result = build_result(stream.feed(turn) + stream.close())
-    read = [(call.name, call.arguments) for call in result.calls]
-    if read != calls:
-        raise ValueError(f"the format derived from the chat template reads its own turn {turn!r} as {read}")

@@ -5,7 +5,7 @@ expressions. A regular expression compiles into a format of ours only where it s
 literal text, whitespace the model may or may not write (`\\s*`, `\\n?`), and the named groups
 that capture a call's name (`(?P<name>[^>\\n]+)`). `anchor_pieces` reads an anchor into that
 sequence with Python's own regex parser, and refuses anything else with the construct it met, so a
-template is never read more loosely than it is written.
+template is never read more loosely than these pieces (a named group's own pattern is not read).
 """
 
 from __future__ import annotations
@@ -77,6 +77,8 @@ def pattern_pieces(pattern: str, scope: str) -> list[Piece]:
         parsed = _regex_parser.parse(pattern)
     except Exception as err:  # re.error, or a construct only the `regex` module knows
         raise ValueError(f"{scope}: {pattern!r} is not a regular expression Python reads ({err})") from None
+    if parsed.state.flags & ~(_codes.SRE_FLAG_UNICODE | _codes.SRE_FLAG_DOTALL):  # DOTALL: transformers sets it
+        raise ValueError(f"{scope}: {pattern!r} sets regex flags; our markers are read as written")
     names = {index: name for name, index in parsed.state.groupdict.items()}
     pieces: list[Piece] = []
 
@@ -88,8 +90,8 @@ def pattern_pieces(pattern: str, scope: str) -> list[Piece]:
                 pieces.append(space)
             elif op is _codes.SUBPATTERN and arg[0] in names:
                 pieces.append(Group(names[arg[0]]))
-            elif op is _codes.SUBPATTERN and arg[0] is None:
-                walk(arg[3])  # a non-capturing group around literals
+            elif op is _codes.SUBPATTERN and arg[0] is None and not arg[1] and not arg[2]:
+                walk(arg[3])  # a non-capturing group around literals (no flags of its own)
             else:
                 raise ValueError(
                     f"{scope}: {pattern!r} is not markers our formats read (literal text, optional "

@@ -27,7 +27,9 @@ template can say so, and a tool's declared name keeps prose from reading as one.
 
 A `thinking` region gives the think pair; the `content` region's `strip: false` keeps the
 content's whitespace (`keep_whitespace`). Anything else is refused with a ValueError that names
-the region and what of it no family reads: its markers are never read more loosely than written.
+the region and what of it no family reads. What is not read: the patterns inside named groups (a
+name, key or value is what the family reads there), and `repeats`, `optional`, `join` and
+`transform_each` (every call region may repeat); `\\s+` is whitespace the model may write, as `\\s*` is.
 
 `to_response_template` goes the other way for the formats of the first two families, so runtimes
 that read response templates (transformers, llama-cpp-python) read our formats' output.
@@ -42,6 +44,7 @@ from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.qwen_functions import QwenFunctions
 from ..formats.spec import Format
 from .pieces import Group, Literal, Piece, Space, anchor_pieces, trimmed
+from .probe import check_reads_back
 
 DEFAULT_NAME = "response_template"
 """The derived format's name in log lines, unless the caller gives one."""
@@ -67,6 +70,8 @@ def load_template(obj: dict[str, Any] | str) -> dict[str, Any]:
         template = template["response_template"]
     if not isinstance(template, dict):
         raise ValueError(f"a response template is a JSON object, not {type(template).__name__}")
+    if "fields" not in template:
+        raise ValueError(f"no response template: the object has no 'fields' (its keys: {sorted(template)[:8]})")
     if template.get("version", 1) != 1:
         raise ValueError(f"response template version {template.get('version')!r}: only version 1 is known")
     if unknown := set(template) - _TEMPLATE_KEYS:
@@ -79,6 +84,8 @@ def load_template(obj: dict[str, Any] | str) -> dict[str, Any]:
             raise ValueError(f"response template field {name!r} must be an object")
         if unknown := set(field) - _FIELD_KEYS:
             raise ValueError(f"response template field {name!r}: unknown keys {sorted(unknown)}")
+        if not isinstance(field.get("content_args", {}), dict):
+            raise ValueError(f"response template field {name!r}: 'content_args' must be an object")
     return template
 
 
@@ -104,10 +111,32 @@ def from_response_template(obj: dict[str, Any] | str, name: str = DEFAULT_NAME) 
     if content == "json" and calls.get("content_args", {}).get("string_delims"):
         return _gemma(calls, think)
     if content == "json":
-        return _json_blocks(calls, think, name, keep_whitespace)
-    if content == "xml-inline":
-        return _qwen_functions(calls, think, name, keep_whitespace)
-    raise ValueError(f"response template field 'tool_calls': content {content!r} is read by none of our families")
+        fmt = _json_blocks(calls, think, name, keep_whitespace)
+    elif content == "xml-inline":
+        fmt = _qwen_functions(calls, think, name, keep_whitespace)
+    else:
+        raise ValueError(f"response template field 'tool_calls': content {content!r} is read by none of our families")
+    _check_markers(fmt)
+    check_reads_back(fmt, "response template")
+    return fmt
+
+
+def _check_markers(fmt: Format) -> None:
+    """The markers a family tells apart must differ, none blank and none the start of another:
+    a marker that is a prefix of another would be read as the shorter one or the longer one
+    depending on where a stream's chunks end."""
+    spec = fmt.spec
+    read = (spec.tags.start, *spec.spellings, spec.end or "") if isinstance(spec, JsonBlockFormat) else fmt.markers
+    markers = [marker for marker in dict.fromkeys(read) if marker]
+    for marker in markers:
+        if not marker.strip():
+            raise ValueError(f"response template: the marker {marker!r} is blank; prose would open calls")
+    for a in markers:
+        for b in markers:
+            if a != b and b.startswith(a):
+                raise ValueError(f"response template: the marker {a!r} is the start of another, {b!r}")
+    if len(markers) < len(fmt.markers) and isinstance(spec, QwenFunctions):
+        raise ValueError("response template: a call's and a parameter's tags must differ")
 
 
 def _think_pair(fields: dict[str, Any]) -> tuple[str, str]:
@@ -143,6 +172,8 @@ def _literals(field: dict[str, Any], which: str, scope: str) -> list[str]:
 
 
 def _spelled(pieces: list[Piece]) -> str:
+    if not pieces:
+        return "nothing (only whitespace)"
     return " ".join(
         repr(p.text) if isinstance(p, Literal) else f"(?P<{p.name}>)" if isinstance(p, Group) else "\\s" for p in pieces
     )
@@ -181,7 +212,7 @@ def _arguments_key(transform: Any, scope: str) -> str:
         arguments = function.get("arguments")
         if set(function) == {"name", "arguments"} and isinstance(arguments, str):
             key = arguments.removeprefix("{content.").removesuffix("}")
-            if f"{{content.{key}}}" == arguments and key.isidentifier():
+            if f"{{content.{key}}}" == arguments and key.isidentifier() and key != "name":
                 return key
     raise ValueError(
         f"{scope}: a JSON region must be the call object (transform {_CALL_OBJECT}, or one reading "

@@ -1,0 +1,45 @@
+"""The calls a derived format is checked on: it must read what it or its template writes for them
+back as those calls, fed whole and character by character alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..formats.spec import Call, Format
+
+PROBE_CALLS: list[Call] = [("get_weather", {"city": "Paris", "days": 3}), ("search_web", {"query": "cats"})]
+PROBE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": "a probe tool",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    key: {"type": "integer" if isinstance(value, int) else "string"} for key, value in arguments.items()
+                },
+            },
+        },
+    }
+    for name, arguments in PROBE_CALLS
+]
+
+
+def check_reads_back(fmt: Format, source: str, turns: list[tuple[str, list[Any]]] | None = None) -> None:
+    """The derived format reads `turns` (the writer's own spelling of the probe calls by default)
+    back as their calls, fed whole and character by character alike; ValueError naming `source`
+    otherwise."""
+    from ..core.events import build_result, merge_text
+
+    for text, calls in turns or [(fmt.write(PROBE_CALLS), PROBE_CALLS)]:
+        readings = []
+        for chunks in ([text], list(text)):
+            stream = fmt.stream(PROBE_TOOLS, lambda name, index: f"call_{index}")
+            events: list[Any] = []
+            for chunk in chunks:
+                events += stream.feed(chunk)
+            readings.append(merge_text(events + stream.close()))
+        read = [(call.name, call.arguments) for call in build_result(readings[0]).calls]
+        if read != calls or readings[0] != readings[1]:
+            raise ValueError(f"the format derived from the {source} does not read {text!r} back as {calls}")
