@@ -75,7 +75,7 @@ def engine_names(overlay: str | None = None) -> tuple[str, list[str], list[str]]
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
     from toolcall_parsers.formats import FORMATS
 
-    ours = {*FORMATS, "auto", SERVED}
+    ours = {*FORMATS, "auto", SERVED, "from_chat_template"}
     version, registered = vllm_registry(overlay)
     vllm = sorted(set(registered) - ours)
     sglang = sorted(set(FunctionCallParser.ToolCallParserEnum) - ours)
