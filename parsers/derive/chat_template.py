@@ -10,7 +10,9 @@ the tags around its name, each parameter's key and value. Those markers fill a f
   brackets) and the arguments key;
 - `OPEN NAME>` then one `POPEN KEY>` .. `PCLOSE` per argument, then `FCLOSE`, inside a block
   (`S` .. `E`): Qwen3-Coder XML (`qwen_xml`'s family), with all six tags and whether a line break
-  frames a value.
+  frames a value;
+- `OPEN NAME` then `KOPEN KEY KCLOSE VOPEN VALUE VCLOSE` per argument, then `CLOSE`, each a tag:
+  keys and values (`glm_xml`'s family), with the six tags and the line breaks between them.
 
 The derived format must read the template's own renderings back as the calls rendered, or it is
 refused. A template that renders no call, or renders one no family of ours reads, is refused with
@@ -20,10 +22,12 @@ a ValueError that says what was found.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
+from ..formats.families.key_values import KeyValueFormat, KeyValueTags
 from ..formats.families.qwen_functions import QwenFunctions
 from ..formats.spec import Call, Format
 from .probe import PROBE_CALLS, check_reads_back
@@ -65,7 +69,7 @@ def from_chat_template(
         raise ValueError(f"the chat template renders no call: an assistant call to {CALL_A[0]} is not in its turn")
     think = _think_pair(render)
     errors = []
-    for derive in (_json_blocks, _qwen_functions):
+    for derive in (_json_blocks, _qwen_functions, _key_values):
         try:
             fmt = derive(one, two, think, name)
         except ValueError as err:
@@ -150,16 +154,13 @@ def _opened_by_prompt(render: Render) -> tuple[str, str] | None:
         prompt = render([{"role": "user", "content": USER}], add_generation_prompt=True).rstrip()
     except Exception:
         return None
-    lines = [line.strip() for line in prompt.split("\n")[-2:]]
-    last = lines[-1]
-    if len(lines) == 2 and last == "</" + lines[0][1:] and _is_tag(lines[0]):  # an empty block, closed
-        return (lines[0], last)
-    return (last, "</" + last[1:]) if _is_tag(last) else None
-
-
-def _is_tag(text: str) -> bool:
-    """`<think>`-like: an opening tag of one word."""
-    return len(text) > 2 and text[0] == "<" and text[-1] == ">" and text[1] not in "/|" and " " not in text
+    ending = re.search(r"(<[^<>\s/|]+>)\s*(</[^<>\s|]+>)?\s*\Z", prompt)
+    if ending is None:
+        return None
+    opener, closer = ending.groups()
+    if closer is not None and closer != "</" + opener[1:]:
+        return None
+    return (opener, "</" + opener[1:])
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -268,3 +269,69 @@ def _qwen_functions(one: str, two: str | None, think: tuple[str, str], name: str
         models="a model with this chat template",
     )
     return spec.format(__name__)
+
+
+def _tag_before(text: str, at: int) -> str:
+    """The tag that ends right at `at` (from its `<`), or "" where none does."""
+    start = text.rfind("<", 0, at)
+    tag = text[start:at] if start >= 0 else ""
+    return tag if tag.endswith(">") and "\n" not in tag and tag.count("<") == 1 else ""
+
+
+def _tag_after(text: str, at: int) -> str:
+    """The tag that starts right at `at` (up to its `>`), or "" where none does."""
+    end = text.find(">", at)
+    tag = text[at : end + 1] if end >= 0 else ""
+    return tag if tag.startswith("<") and "\n" not in tag and tag.count(">") == 1 else ""
+
+
+def _key_values(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
+    """`OPEN NAME (KOPEN KEY KCLOSE VOPEN VALUE VCLOSE)* CLOSE`, every marker a tag: the key-and-value
+    family, with the whitespace the template writes after the name, each key and each value."""
+    call_name, arguments = CALL_A
+    at = one.find(call_name)
+    call_open = _tag_before(one, at)
+    if not call_open:
+        raise ValueError("keys and values: no tag right before the call's name")
+    pos, gaps, tags = at + len(call_name), [], []
+    for key, value in arguments.items():
+        key_at, value_text = one.find(key, pos), str(value)
+        key_open = one[pos:key_at].strip()
+        gaps.append(one[pos : one.find(key_open, pos)] if key_open else "")
+        key_close = _tag_after(one, key_at + len(key))
+        value_at = one.find(value_text, key_at + len(key) + len(key_close))
+        between = one[key_at + len(key) + len(key_close) : value_at]
+        value_open = between.strip()
+        value_close = _tag_after(one, value_at + len(value_text))
+        if (
+            key_at < 0
+            or value_at < 0
+            or not key_close
+            or not value_close
+            or (value_open and not _is_tag_text(value_open))
+        ):
+            raise ValueError("keys and values: an argument is not written as KOPEN KEY KCLOSE VOPEN VALUE VCLOSE")
+        tags.append((key_open, key_close, value_open, value_close, between[: len(between) - len(between.lstrip())]))
+        pos = value_at + len(value_text) + len(value_close)
+    if len(set(tags)) != 1 or not _is_tag_text(tags[0][0]):
+        raise ValueError("keys and values: the arguments are not written alike, each key in a tag")
+    key_open, key_close, value_open, value_close, key_line = tags[0]
+    rest = one[pos:]
+    call_close = _tag_after(one, pos + len(rest) - len(rest.lstrip()))
+    line = gaps[0]
+    if not call_close or rest.strip() != call_close or any(gap.strip() for gap in gaps):
+        raise ValueError("keys and values: the call does not end in its close tag after the arguments")
+    kv = KeyValueTags(call_open, call_close, key_open, key_close, value_open, value_close, think=think)
+    spec = KeyValueFormat(
+        name,
+        f"{call_open}f{key_open}k{key_close}{value_open}v{value_close}{call_close}, from a chat template",
+        kv,
+        line=line,
+        key_line=key_line if key_line != line else None,
+        models="a model with this chat template",
+    )
+    return spec.format(__name__)
+
+
+def _is_tag_text(text: str) -> bool:
+    return text.startswith("<") and text.endswith(">") and "\n" not in text and text.count("<") == 1

@@ -454,4 +454,5 @@ class KeyValueFormat:
             vllm_names=self.vllm_names,
             sglang_names=self.sglang_names,
             models=self.models,
+            spec=self,
         )
