@@ -109,10 +109,9 @@ def _turn(render: Render, calls: list[Call]) -> str:
 
 
 def _think_pair(render: Render) -> tuple[str, str]:
-    """The markers the template writes around a history's reasoning: what rendering it adds on each
-    side of the thought, or, where it writes an empty block without reasoning, the lines around
-    the thought; else a think tag its generation prompt opens; `<think>` .. `</think>` where it
-    shows none."""
+    """The markers the template writes around a history's reasoning: the tags right before and right
+    after the thought where there are tags, else what rendering the reasoning adds on each side of
+    it; else a think tag its generation prompt opens; `<think>` .. `</think>` where it shows none."""
     plain = {"role": "assistant", "content": "Sunny."}
     try:
         without = render([{"role": "user", "content": USER}, plain], add_generation_prompt=False)
@@ -125,26 +124,20 @@ def _think_pair(render: Render) -> tuple[str, str]:
     at = with_thought.find(THOUGHT)
     if at < 0:
         return _opened_by_prompt(render) or ("<think>", "</think>")
+    before, after = with_thought[:at], with_thought[at + len(THOUGHT) :]
+    tag_before, tag_after = _TAG_AT_END.search(before), _TAG_AT_START.match(after)
+    if tag_before and tag_after:
+        return (tag_before.group(1), tag_after.group(1))
     start = _common_prefix(without, with_thought)
     end = len(with_thought) - _common_prefix(without[::-1], with_thought[::-1])
     opener, closer = with_thought[start:at].strip(), with_thought[at + len(THOUGHT) : end].strip()
-    if not opener and not closer:  # the template writes an empty block without reasoning (Qwen3)
-        opener = with_thought[:at].rstrip().rsplit("\n", 1)[-1].strip()
-        closer = with_thought[at + len(THOUGHT) :].lstrip().split("\n", 1)[0].strip()
-    closer = _whole_tag_after(with_thought, at, closer)
     if not opener or not closer or "\n" in opener or "\n" in closer:
         return ("<think>", "</think>")
     return (opener, closer)
 
 
-def _whole_tag_after(text: str, at: int, closer: str) -> str:
-    """`closer` (the text right after the thought) grown to its tag's `>` where the comparison of
-    renderings cut it inside the tag (a `>` both renderings had next)."""
-    if closer.rfind("<") <= closer.rfind(">"):
-        return closer
-    begin = text.find(closer, at)
-    end = text.find(">", begin + len(closer))
-    return text[begin : end + 1].strip() if end >= 0 else closer
+_TAG_AT_END = re.compile(r"(<[^<>\n]+>)\s*\Z")
+_TAG_AT_START = re.compile(r"\s*(<[^<>\n]+>)")
 
 
 def _opened_by_prompt(render: Render) -> tuple[str, str] | None:
