@@ -39,7 +39,7 @@ from typing import Any
 
 from . import FORMATS, parse
 from .core.logs import logs_silenced
-from .core.tokens import per_tokenizer
+from .core.tokens import chat_template_key, per_tokenizer
 from .derive.served import CHAT_NAME, SERVED_NAME, chat_format, served_format, tokenizer_response_template
 
 PROBE_TOOLS: list[dict[str, Any]] = [
@@ -673,8 +673,8 @@ def serve_commands(model: str, detection: Detection, chat_template: str | Path |
 
 def detect_once(tokenizer: Any, template: str | None = None, source: str = "the tokenizer") -> tuple[Detection, bool]:
     """`detect_template`, cached per tokenizer object and template text: (detection, first time)."""
-    effective = template if template is not None else repr(getattr(tokenizer, "chat_template", None))
-    return per_tokenizer(tokenizer, ("detection", effective), lambda: detect_template(tokenizer, template, source))
+    key = ("detection", chat_template_key(tokenizer, template))
+    return per_tokenizer(tokenizer, key, lambda: detect_template(tokenizer, template, source))
 
 
 def describe(detection: Detection) -> str:

@@ -120,16 +120,18 @@ class Workload:
     ours: str
     builtins: tuple[str, ...]
     text: Callable[[str], str]
+    response_template: str | None = None
+    """The model type whose transformers response template the tokenizer carries, if any."""
 
 
 WORKLOADS: dict[str, Workload] = {name: Workload(name, BUILTINS.get(name, ()), written_text(name)) for name in FORMATS}
 WORKLOADS["mistral_json_v3"] = Workload("mistral_json", BUILTINS.get("mistral_json", ()), mistral_v3_text)
-WORKLOADS["response_template"] = Workload("qwen_xml", ("from_response_template", "hf"), written_text("qwen_xml"))
+WORKLOADS["response_template"] = Workload(
+    "qwen_xml", ("from_response_template", "hf"), written_text("qwen_xml"), response_template="qwen3_5"
+)
 """One workload per registered format (its writer's text), plus the spellings a writer does not use,
 and Qwen 3.5's output read through its response template: `qwen_xml` against the same template
 compiled by ours (`from_response_template`) and read by vLLM's `hf`."""
-RESPONSE_TEMPLATES = {"response_template": "qwen3_5"}
-"""Workloads whose tokenizer carries transformers' response template for that model type."""
 
 
 def token_deltas(tokenizer: Any, text: str) -> list[tuple[str, list[int]]]:
@@ -210,7 +212,7 @@ def workload_tokenizer(workload: Workload) -> Any:
     tokenizer.add_tokens([m for m in fmt.markers if m not in fmt.special_tokens])
     tokenizer.add_special_tokens({"additional_special_tokens": list(fmt.special_tokens)})
     tokenizer.init_kwargs.update(TOKENIZER_CONFIG.get(workload.ours, {}))
-    model_type = RESPONSE_TEMPLATES.get(next(k for k, w in WORKLOADS.items() if w is workload))
+    model_type = workload.response_template
     if model_type:
         from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
 

@@ -19,6 +19,9 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from toolcall_parsers.derive.served import CHAT_NAME
+from toolcall_parsers.derive.served import SERVED_NAME as SERVED
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "engine-names.md"
 TEMPLATE_READERS = {
@@ -27,7 +30,6 @@ TEMPLATE_READERS = {
     "response_template": "the checkpoint's response template",
 }
 """Names that read a checkpoint's response template: ours compiles it (`from_response_template`)."""
-SERVED = "from_response_template"
 HARMONY = {
     "openai": "gpt-oss Harmony: vLLM routes gpt-oss through its Harmony parser whatever the flag says (issue 23)",
     "gpt-oss": "gpt-oss Harmony (issue 23)",
@@ -75,7 +77,7 @@ def engine_names(overlay: str | None = None) -> tuple[str, list[str], list[str]]
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
     from toolcall_parsers.formats import FORMATS
 
-    ours = {*FORMATS, "auto", SERVED, "from_chat_template"}
+    ours = {*FORMATS, "auto", SERVED, CHAT_NAME}
     version, registered = vllm_registry(overlay)
     vllm = sorted(set(registered) - ours)
     sglang = sorted(set(FunctionCallParser.ToolCallParserEnum) - ours)

@@ -50,6 +50,12 @@ _PER_TOKENIZER: dict[tuple[int, Hashable], tuple[Any, Any]] = {}
 """(id(tokenizer), key) -> (the tokenizer, kept alive here so its id() stays its own; the value)."""
 
 
+def chat_template_key(tokenizer: Any, template: str | None) -> str:
+    """What identifies the chat template served with `tokenizer` in a cache key: `template` where
+    one is given, else the tokenizer's own."""
+    return template if template is not None else repr(getattr(tokenizer, "chat_template", None))
+
+
 def per_tokenizer(tokenizer: Any, key: Hashable, make: Callable[[], T]) -> tuple[T, bool]:
     """The value cached for `tokenizer` under `key`, made by `make()` the first time: (value, whether
     it was made now). The one per-tokenizer cache: engines build a parser per request but serve one

@@ -1,1 +1,1 @@
-"""Formats derived from what a model ships: its response template (`response_template`)."""
+"""Formats derived from what a model ships: its response template and its chat template."""

@@ -55,14 +55,15 @@ def from_chat_template(
         render = template_renderer(template, **special_tokens)
     else:
         raise ValueError("from_chat_template: no template, and no tokenizer to take one from")
+    from ..detect import turn_closing
+
     try:
-        one = _turn(render, [CALL_A])
-    except ValueError:
-        raise
+        closing = turn_closing(render)
     except Exception as err:  # the template fails on a plain conversation (jinja's errors)
         raise ValueError(f"the chat template does not render: {type(err).__name__}: {err}") from None
+    one = _turn(render, closing, [CALL_A])
     try:
-        two: str | None = _turn(render, [CALL_A, CALL_B])
+        two: str | None = _turn(render, closing, [CALL_A, CALL_B])
     except ValueError:  # a template that takes one call a turn (Llama 3.x's)
         two = None
     if CALL_A[0] not in one:
@@ -92,13 +93,12 @@ def _messages(calls: list[Call], arguments_as_string: bool, content: str | None)
     return [{"role": "user", "content": USER}, {"role": "assistant", "content": content, "tool_calls": tool_calls}]
 
 
-def _turn(render: Render, calls: list[Call]) -> str:
+def _turn(render: Render, closing: str, calls: list[Call]) -> str:
     """The assistant turn the template writes for `calls` (after its generation prompt, without
     the turn's closing text), in the first shape of the history it renders: arguments as objects or
-    as JSON strings, content None or empty."""
-    from ..detect import assistant_turn, turn_closing
+    as JSON strings, content None or empty; `closing` is the text the template ends a turn with."""
+    from ..detect import assistant_turn
 
-    closing = turn_closing(render)
     errors = []
     for as_string, content in ((False, None), (False, ""), (True, None), (True, "")):
         try:

@@ -38,12 +38,13 @@ that read response templates (transformers, llama-cpp-python) read our formats' 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.qwen_functions import QwenFunctions
 from ..formats.spec import Format
-from .pieces import Group, Literal, Piece, Space, anchor_pieces, trimmed
+from .pieces import Group, Literal, Piece, Space, anchor_pieces, pattern_pieces, trimmed
 from .probe import check_reads_back
 
 DEFAULT_NAME = "response_template"
@@ -230,10 +231,12 @@ def _qwen_functions(calls: dict[str, Any], think: tuple[str, str], name: str, ke
         raise ValueError(f"{scope}: xml-inline options {sorted(set(args) - {'tag_pattern'})} are read by none of ours")
     (opening,) = _alternatives(calls, "open", scope)
     (closing,) = _alternatives(calls, "close", scope)
-    start, function_open = _shape(opening, (Literal, Space, Literal, Group, Literal), scope, "open")[::2][:2]
-    if opening[4] != Literal(">") or opening[3] != Group("name"):
+    start, _, function_open, name_group, name_end = _shape(
+        opening, (Literal, Space, Literal, Group, Literal), scope, "open"
+    )
+    if name_end != Literal(">") or name_group != Group("name"):
         raise ValueError(f"{scope}: the open must end in a (?P<name>..) group and '>'")
-    function_close, end = _shape(closing, (Literal, Space, Literal), scope, "close")[::2]
+    function_close, _, end = _shape(closing, (Literal, Space, Literal), scope, "close")
     tag = _tag_pattern(args.get("tag_pattern"), scope)
     param_open, frame, param_close = tag
     spec = QwenFunctions(
@@ -270,8 +273,6 @@ def _shape(pieces: list[Piece], kinds: tuple[type, ...], scope: str, which: str)
 
 def _tag_pattern(pattern: Any, scope: str) -> tuple[str, bool, str]:
     """`P(?P<key>..)>\\s*(?P<value>.*?)\\s*C` -> (P, whether a line break frames the value, C)."""
-    from .pieces import pattern_pieces
-
     if not isinstance(pattern, str):
         raise ValueError(f"{scope}: xml-inline needs a 'tag_pattern'")
     pieces = pattern_pieces(pattern, f"{scope} 'tag_pattern'")
@@ -333,14 +334,14 @@ def to_response_template(fmt: Format, start_anchor: str | list[str]) -> dict[str
     elif isinstance(spec, QwenFunctions):
         frame = "" if spec.inline else r"\n?"
         fields["tool_calls"] = {
-            "open_pattern": rf"{_escaped(spec.start)}\s*{_escaped(spec.function_open)}(?P<name>[^>\n]+)>",
-            "close_pattern": rf"{_escaped(spec.function_close)}\s*{_escaped(spec.end)}",
+            "open_pattern": rf"{re.escape(spec.start)}\s*{re.escape(spec.function_open)}(?P<name>[^>\n]+)>",
+            "close_pattern": rf"{re.escape(spec.function_close)}\s*{re.escape(spec.end)}",
             "repeats": True,
             "content": "xml-inline",
             "content_args": {
                 "tag_pattern": (
-                    rf"{_escaped(spec.param_open)}(?P<key>[^>\n]+)>{frame}(?P<value>.*?){frame}"
-                    rf"{_escaped(spec.param_close)}"
+                    rf"{re.escape(spec.param_open)}(?P<key>[^>\n]+)>{frame}(?P<value>.*?){frame}"
+                    rf"{re.escape(spec.param_close)}"
                 )
             },
             "transform": _NAMED_CALL,
@@ -350,10 +351,3 @@ def to_response_template(fmt: Format, start_anchor: str | list[str]) -> dict[str
     keeps = spec.keep_whitespace
     fields["content"] = {"content": "text", "content_args": {"strip": False}} if keeps else {"content": "text"}
     return {"version": 1, "defaults": {"role": "assistant"}, "start_anchor": start_anchor, "fields": fields}
-
-
-def _escaped(marker: str) -> str:
-    """A marker as a regular expression both Python's `re` and the `regex` module read alike."""
-    import re
-
-    return re.escape(marker)

@@ -8,10 +8,10 @@ tokenizer's). Each is compiled once per distinct template in a process.
 
 from __future__ import annotations
 
-import functools
-import json
+from collections.abc import Callable
 from typing import Any
 
+from ..core.tokens import chat_template_key, per_tokenizer
 from ..formats.spec import Format
 from .response_template import from_response_template
 
@@ -32,40 +32,40 @@ def tokenizer_response_template(tokenizer: Any) -> dict[str, Any] | None:
 
 def served_format(tokenizer: Any) -> Format:
     """The format of the tokenizer's response template; ValueError, naming the parser, where the
-    model ships none or no family of ours reads it."""
-    template = tokenizer_response_template(tokenizer)
-    if template is None:
-        raise ValueError(
-            f"--tool-call-parser {SERVED_NAME}: the model ships no response_template "
-            "(tokenizer_config.json); name one of our parsers, or use auto"
-        )
-    try:
-        return _compiled(json.dumps(template, sort_keys=True))
-    except ValueError as err:
-        raise ValueError(f"--tool-call-parser {SERVED_NAME}: {err}") from None
+    model ships none or no family of ours reads it. Compiled once per tokenizer: the engines build
+    a parser per request."""
 
+    def compile_template() -> Format:
+        template = tokenizer_response_template(tokenizer)
+        if template is None:
+            raise ValueError(
+                "the model ships no response_template (tokenizer_config.json); name one of our parsers, or use auto"
+            )
+        return from_response_template(template, SERVED_NAME)
 
-@functools.lru_cache(maxsize=16)
-def _compiled(template: str) -> Format:
-    return from_response_template(json.loads(template), SERVED_NAME)
+    return _once(tokenizer, ("response_format",), SERVED_NAME, compile_template)
 
 
 def chat_format(tokenizer: Any, template: str | None = None) -> Format:
     """The format the served chat template (`template`, else the tokenizer's own) teaches, derived
     by rendering it (`derive.chat_template`); ValueError, naming the parser, where it teaches none
-    of our families. Cached per tokenizer and template."""
-    from ..core.tokens import per_tokenizer
+    of our families. Derived once per tokenizer and template."""
     from .chat_template import from_chat_template
 
-    effective = template if template is not None else repr(getattr(tokenizer, "chat_template", None))
+    key = ("chat_format", chat_template_key(tokenizer, template))
+    return _once(tokenizer, key, CHAT_NAME, lambda: from_chat_template(template, CHAT_NAME, tokenizer=tokenizer))
 
-    def derive() -> Format | str:
+
+def _once(tokenizer: Any, key: tuple[str, ...], parser: str, make: Callable[[], Format]) -> Format:
+    """`make()`'s format, or its refusal (a ValueError naming `parser`), kept per tokenizer."""
+
+    def made() -> Format | str:
         try:
-            return from_chat_template(template, CHAT_NAME, tokenizer=tokenizer)
+            return make()
         except Exception as err:  # a refusal, or a template that does not render
-            return f"--tool-call-parser {CHAT_NAME}: {err}"
+            return f"--tool-call-parser {parser}: {err}"
 
-    derived, _ = per_tokenizer(tokenizer, ("chat_format", effective), derive)
+    derived, _ = per_tokenizer(tokenizer, key, made)
     if isinstance(derived, str):
         raise ValueError(derived)
     return derived
