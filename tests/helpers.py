@@ -348,9 +348,15 @@ def renamed(value: Any, renames: dict[str, str]) -> Any:
     return json.loads(text)
 
 
-DERIVED = {f"derived_{model}": model for model, name in NAMED_BY_TEMPLATE.items() if name in RENAMES}
-"""Test names of formats compiled from transformers' templates with every marker renamed: the
-properties every named format holds apply to them too (`subject`)."""
+DERIVED_FROM_RESPONSE = {f"derived_{model}": model for model, name in NAMED_BY_TEMPLATE.items() if name in RENAMES}
+"""Test names of formats compiled from transformers' response templates with every marker renamed."""
+
+DERIVED_FROM_CHAT = {f"derived_chat_{name}": name for name in ("hermes_json", "glm_xml", "minimax_xml")}
+"""Test names of formats derived from our chat templates of one format per family that
+`from_chat_template` reads (JSON in markers, keys and values, invokes), every marker renamed."""
+
+DERIVED = [*DERIVED_FROM_RESPONSE, *DERIVED_FROM_CHAT]
+"""The derived formats the properties every named format holds apply to (`subject`)."""
 
 
 @functools.cache
@@ -359,7 +365,14 @@ def subject(name: str) -> Format:
     slow to import, so collection never does)."""
     if name in FORMATS:
         return FORMATS[name]
-    from toolcall_parsers import from_response_template
+    from toolcall_parsers import from_chat_template, from_response_template
 
-    model = DERIVED[name]
+    if name in DERIVED_FROM_CHAT:
+        from derive_scores import renamed as renamed_markers
+        from derive_scores import renames
+
+        template = FORMATS[DERIVED_FROM_CHAT[name]].template_path.read_text(encoding="utf-8")
+        table = renames(from_chat_template(template), template)
+        return from_chat_template(renamed_markers(template, table), name)
+    model = DERIVED_FROM_RESPONSE[name]
     return from_response_template(renamed(builtin_templates()[model], RENAMES[NAMED_BY_TEMPLATE[model]]), name)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from fuzzing import generate, invariants, mutate, run, shrink, values
+from helpers import DERIVED, needs, subject
 from toolcall_parsers.formats import FORMATS
 
 SEED = 20260601
@@ -145,3 +146,17 @@ def test_loose_content_allows_only_whitespace_where_a_call_was() -> None:
     assert not generate.content_matches("a b", ["a", "b c"])
     assert generate.content_matches(None, [])
     assert not generate.content_matches("a", [])
+
+
+@needs("transformers")
+@pytest.mark.parametrize("name", DERIVED)
+def test_derived_formats_hold_every_invariant(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Formats compiled from a template (markers renamed to strings no format of ours uses) are
+    fuzzed with their writer's blocks, registered under their test name for the run."""
+    monkeypatch.setitem(FORMATS, name, subject(name))
+    cases = [mutate.make_case(name, SEED, index, written_only=True)[0] for index in range(200)]
+    assert sum(len(c.expected[1]) for c in cases if c.expected) >= 50  # the run below reads calls
+    stats = run.fuzz_format(name, _options(written_only=True), seed=SEED, inputs=WRITTEN_INPUTS)
+    assert stats.inputs == WRITTEN_INPUTS
+    for invariant in CHECKED:
+        assert stats.counts.get(invariant, 0) == 0, _failures(stats, invariant)

@@ -12,7 +12,9 @@ the tags around its name, each parameter's key and value. Those markers fill a f
   (`S` .. `E`): Qwen3-Coder XML (`qwen_xml`'s family), with all six tags and whether a line break
   frames a value;
 - `OPEN NAME` then `KOPEN KEY KCLOSE VOPEN VALUE VCLOSE` per argument, then `CLOSE`, each a tag:
-  keys and values (`glm_xml`'s family), with the six tags and the line breaks between them.
+  keys and values (`glm_xml`'s family), with the six tags and the line breaks between them;
+- `IOPEN "NAME">` then one `POPEN "KEY">VALUE PCLOSE` per argument, then `ICLOSE`, inside a block
+  (`S` .. `E`): invokes (`minimax_xml`'s grammar, the invoke family), with all six tags.
 
 The derived format must read the template's own renderings back as the calls rendered, or it is
 refused. A template that renders no call, or renders one no family of ours reads, is refused with
@@ -26,6 +28,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..formats.families.invokes import Invokes
 from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.key_values import KeyValueFormat, KeyValueTags
 from ..formats.families.qwen_functions import QwenFunctions
@@ -70,7 +73,7 @@ def from_chat_template(
         raise ValueError(f"the chat template renders no call: an assistant call to {CALL_A[0]} is not in its turn")
     think = _think_pair(render)
     errors = []
-    for derive in (_json_blocks, _qwen_functions, _key_values):
+    for derive in (_json_blocks, _qwen_functions, _key_values, _invokes):
         try:
             fmt = derive(one, two, think, name)
         except ValueError as err:
@@ -328,3 +331,37 @@ def _key_values(one: str, two: str | None, think: tuple[str, str], name: str) ->
 
 def _is_tag_text(text: str) -> bool:
     return text.startswith("<") and text.endswith(">") and "\n" not in text and text.count("<") == 1
+
+
+def _invokes(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
+    """`S` / `IOPEN "NAME">` / one `POPEN "KEY">VALUE PCLOSE` line per argument / `ICLOSE` / `E`,
+    each on a line of its own: the invoke family, with the six markers the template writes."""
+    call_name, arguments = CALL_A
+    at = one.find(f'"{call_name}">')
+    invoke_open, _ = _line_around(one, at)
+    lines = [line.strip() for line in one[at:].split("\n")]
+    start = one[: at - len(invoke_open)].strip().rsplit("\n", 1)[-1].strip()
+    if at < 0 or not invoke_open.strip() or not start or lines[0] != f'"{call_name}">':
+        raise ValueError('invokes: the call\'s name is not written as OPEN "NAME"> on a line of its own')
+    params = lines[1 : 1 + len(arguments)]
+    param_open = params[0].split('"', 1)[0] if params else ""
+    param_close = params[0].split(">", 1)[1].removeprefix(str(arguments[next(iter(arguments))])) if params else ""
+    written = [f'{param_open}"{k}">{v}{param_close}' for k, v in arguments.items()]
+    if not param_open.strip() or not param_close.strip() or params != written:
+        raise ValueError('invokes: a parameter is not written as POPEN "KEY">VALUE PCLOSE on a line of its own')
+    tail = [line for line in lines[1 + len(arguments) :] if line]
+    if len(tail) != 2 or not _is_tag_text(tail[0]):
+        raise ValueError("invokes: a call does not end in its close tag, then the block's end")
+    spec = Invokes(
+        name,
+        f'{start}{invoke_open}"f">{param_open}"p">v{param_close}{tail[0]}{tail[1]}, from a chat template',
+        start,
+        tail[1],
+        invoke_open=invoke_open,
+        invoke_close=tail[0],
+        param_open=param_open,
+        param_close=param_close,
+        think=think,
+        models="a model with this chat template",
+    )
+    return spec.format(__name__)
