@@ -32,7 +32,8 @@ OURS_EXACT = [
 families differ where the template does not show what the named format reads: `seed_xml`'s
 bare functions are text (1 of 73), `step5_xml` keeps content whitespace (47 of 63 equal),
 `internlm_json`'s spaced header and `gigachat_json`'s role header are other openers, `phi4_json`'s
-list has no closing tag, `dots_xml`'s JSON bodies are a fallback its template never writes (32 of 39); `python scripts/derive_scores.py` gives every score."""
+list has no closing tag, `dots_xml`'s JSON bodies are a fallback its template never writes (32 of
+39); `python scripts/derive_scores.py` gives every score."""
 
 MODELS_EXACT = {
     "Qwen-Qwen2.5-7B-Instruct": "hermes_json",
@@ -189,3 +190,53 @@ def test_invokes_of_invented_markers_are_derived_and_read():
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"n": {"type": "integer"}}}}}]
     assert [(c.name, c.arguments) for c in parse(fmt, text, tools).calls] == [("f", {"a": "x</arg> y", "n": 3})]
     assert fmt.write([("f", {"a": "x", "n": 3})]) in text.replace("x</arg> y", "x")
+
+
+MUSING = PROBE_TEMPLATE.replace("<think>", "<muse>").replace("</think>", "</muse>")
+MUSING = MUSING.replace("CALLS", "<<CALL>>{{ tc.function | tojson }}<</CALL>>")
+MUSED = (
+    '<muse>Paris, so <<CALL>> the tool.</muse>Sure.<<CALL>>{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    "<</CALL>>"
+)
+
+
+@needs("vllm")
+def test_vllms_reasoning_parser_of_a_chat_template_splits_at_its_own_think_tags(smollm2_dir):
+    """`--reasoning-parser from_chat_template`: the think tags the template renders (invented ones
+    here) split the reasoning off, and the tool parser of the same name reads the answer."""
+    from toolcall_parsers.detect import PROBE_TOOLS
+    from transformers import AutoTokenizer
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.plugins import load_general_plugins
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+
+    load_general_plugins()
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    tokenizer.chat_template = MUSING
+    request = ChatCompletionRequest(messages=[{"role": "user", "content": "x"}], model="m", tools=PROBE_TOOLS)
+    reasoning = ReasoningParserManager.get_reasoning_parser("from_chat_template")(tokenizer)
+    thought, answer = reasoning.extract_reasoning(MUSED, request)
+    assert (thought, answer) == ("Paris, so <<CALL>> the tool.", MUSED.split("</muse>")[1])
+    tools = ToolParserManager.get_tool_parser("from_chat_template")(tokenizer, PROBE_TOOLS)
+    result = tools.extract_tool_calls(answer, request)
+    assert result.content == "Sure." and [c.function.name for c in result.tool_calls] == ["get_weather"]
+
+
+@needs("sglang")
+def test_sglangs_reasoning_detector_of_a_chat_template_splits_alike_streamed_or_not(smollm2_dir):
+    from helpers import leaves_no_trace
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+    from sglang.srt.plugins import load_plugins
+    from transformers import AutoTokenizer
+
+    with leaves_no_trace():
+        load_plugins()
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    tokenizer.chat_template = MUSING
+    options = {"force_reasoning": False, "tokenizer": tokenizer, "tool_call_parser_active": True}
+    expected = ("Paris, so <<CALL>> the tool.", MUSED.split("</muse>")[1])
+    assert ReasoningParser("from_chat_template", stream_reasoning=False, **options).parse_non_stream(MUSED) == expected
+    streaming = ReasoningParser("from_chat_template", stream_reasoning=True, **options)
+    pieces = [streaming.parse_stream_chunk(c) for c in MUSED] + [streaming.parse_stream_end()]
+    assert ("".join(r or "" for r, _ in pieces), "".join(n or "" for _, n in pieces)) == expected

@@ -215,7 +215,9 @@ def test_vllm_refuses_a_model_without_a_template_at_start_up(smollm2_tokenizer):
     from vllm.tool_parsers import ToolParserManager
 
     load_general_plugins()
-    with pytest.raises(ValueError, match="from_response_template: the model ships no response_template"):
+    with pytest.raises(
+        ValueError, match="from_response_template: the model ships no response_template or response_schema"
+    ):
         ToolParserManager.get_tool_parser("from_response_template")(smollm2_tokenizer, None)
 
 
@@ -295,3 +297,96 @@ def test_markers_that_a_stream_could_not_tell_apart_are_refused():
     qwen["fields"]["tool_calls"]["close_pattern"] = r"</parameter>\s*</tool_call>"
     with pytest.raises(ValueError, match="tags must differ"):
         from_response_template(qwen)
+
+
+# -- the older regex response_schema ----------------------------------------------------------------
+
+GEMMA4_SCHEMA = {  # Gemma 4's first checkpoints (transformers' gemma4 conversion script writes it)
+    "type": "object",
+    "properties": {
+        "role": {"const": "assistant"},
+        "thinking": {"type": "string"},
+        "content": {"type": "string"},
+        "tool_calls": {
+            "x-regex-iterator": r"<\|tool_call>(.*?)<tool_call\|>",
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "type": {"const": "function"},
+                    "function": {
+                        "type": "object",
+                        "x-regex": r"call\:(?P<name>\w+)(?P<arguments>\{.*\})",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "arguments": {"type": "object", "x-parser": "gemma4-tool-call", "additionalProperties": {}},
+                        },
+                    },
+                },
+            },
+        },
+    },
+    "x-regex": r"(\<\|channel\>thought\n(?P<thinking>.*?)\<channel\|\>)?"
+    r"(?P<tool_calls>\<\|tool_call\>.*\<tool_call\|\>)?(?P<content>(?:(?!\<turn\|\>)(?!\<\|tool_response\>).)+)?(?:\<turn\|\>|\<\|tool_response\>)?",
+}
+JSON_SCHEMA = {  # transformers' own tests' ERNIE schema: a JSON call object per <tool_call> block
+    "type": "object",
+    "properties": {
+        "role": {"const": "assistant"},
+        "content": {"type": "string", "x-regex": "<response>\n(.*?)\n?</response>"},
+        "tool_calls": {
+            "x-regex-iterator": "<tool_call>(.*?)</tool_call>",
+            "type": "array",
+            "items": {
+                "type": "object",
+                "x-parser": "json",
+                "x-parser-args": {"transform": "{type: 'function', function: @}"},
+                "properties": {"type": {"const": "function"}, "function": {"type": "object"}},
+            },
+        },
+    },
+}
+
+
+def test_gemma_4s_response_schema_is_served_as_gemma_calls(smollm2_dir, tmp_path):
+    """transformers 5.13+ drops a config's `response_schema`; ours reads it from the tokenizer's
+    config entries, so `from_response_template` serves Gemma 4's first checkpoints."""
+    import shutil
+
+    from toolcall_parsers.derive.served import served_format
+    from transformers import AutoTokenizer
+
+    for name in ("tokenizer.json", "tokenizer_config.json", "config.json"):
+        shutil.copy(smollm2_dir / name, tmp_path / name)
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({**config, "response_schema": GEMMA4_SCHEMA}))
+    tokenizer = AutoTokenizer.from_pretrained(tmp_path)
+    assert getattr(tokenizer, "response_template", None) is None  # transformers itself keeps nothing
+    assert served_format(tokenizer) is FORMATS["gemma_calls"]
+    assert from_response_template({"response_schema": GEMMA4_SCHEMA}) is FORMATS["gemma_calls"]
+
+
+def test_a_json_response_schema_compiles_to_json_in_markers():
+    fmt = from_response_template(renamed(JSON_SCHEMA, {"<tool_call>": "<act>", "</tool_call>": "</act>"}))
+    assert (fmt.spec.tags.start, fmt.spec.tags.end) == ("<act>", "</act>")
+    text = 'Sure.<act>{"name": "get_weather", "arguments": {"city": "a </act> b"}}</act>'
+    assert [(c.name, c.arguments) for c in parse(fmt, text).calls] == [("get_weather", {"city": "a </act> b"})]
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda s: s["properties"].pop("tool_calls"), "no 'tool_calls' property"),
+        (
+            lambda s: s["properties"]["tool_calls"].update({"x-regex-iterator": "<tool_call>(.*)"}),
+            "START\\(\\.\\*\\?\\)END",
+        ),
+        (lambda s: s["properties"]["tool_calls"].update({"x-regex-iterator": "<a|b>(.*?)</a>"}), "start.*holds branch"),
+        (lambda s: s["properties"]["tool_calls"]["items"].update({"x-parser": "yaml"}), "read by none of our families"),
+    ],
+)
+def test_what_no_family_reads_in_a_response_schema_is_refused_by_name(change, says):
+    schema = copy.deepcopy(JSON_SCHEMA)
+    change(schema)
+    with pytest.raises(ValueError, match=says):
+        from_response_template(schema)

@@ -93,7 +93,17 @@ def load_template(obj: dict[str, Any] | str) -> dict[str, Any]:
 def from_response_template(obj: dict[str, Any] | str, name: str = DEFAULT_NAME) -> Format:
     """The format a transformers response template describes (module docstring); `name` is the
     format's name in log lines. ValueError naming the region and the reason where no family of
-    ours reads it as written."""
+    ours reads it as written. The older regex `response_schema` is read too (`response_schema`)."""
+    from .response_schema import from_response_schema, is_response_schema
+
+    schema = json.loads(obj) if isinstance(obj, str) else obj
+    schema = (
+        schema.get("response_schema", schema)
+        if isinstance(schema, dict) and "response_template" not in schema
+        else schema
+    )
+    if is_response_schema(schema):
+        return from_response_schema(schema, name)
     fields = load_template(obj)["fields"]
     calls = fields.get("tool_calls")
     if calls is None:

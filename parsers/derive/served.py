@@ -22,12 +22,16 @@ CHAT_NAME = "from_chat_template"
 
 
 def tokenizer_response_template(tokenizer: Any) -> dict[str, Any] | None:
-    """The response template a tokenizer carries (its attribute, or its config's entry), if any."""
+    """The response template a tokenizer carries (its attribute, or its config's entry), else the
+    older `response_schema` of its config (transformers 5.13+ drops it from the tokenizer, but its
+    `init_kwargs` keep the config's entries), if any."""
     template = getattr(tokenizer, "response_template", None)
-    if template is None:
-        init_kwargs = getattr(tokenizer, "init_kwargs", None)
-        template = init_kwargs.get("response_template") if isinstance(init_kwargs, dict) else None
-    return template if isinstance(template, dict) else None
+    init_kwargs = getattr(tokenizer, "init_kwargs", None)
+    init_kwargs = init_kwargs if isinstance(init_kwargs, dict) else {}
+    for candidate in (template, init_kwargs.get("response_template"), init_kwargs.get("response_schema")):
+        if isinstance(candidate, dict):
+            return candidate
+    return None
 
 
 def served_format(tokenizer: Any) -> Format:
@@ -39,7 +43,8 @@ def served_format(tokenizer: Any) -> Format:
         template = tokenizer_response_template(tokenizer)
         if template is None:
             raise ValueError(
-                "the model ships no response_template (tokenizer_config.json); name one of our parsers, or use auto"
+                "the model ships no response_template or response_schema (tokenizer_config.json); "
+                "name one of our parsers, or use auto"
             )
         return from_response_template(template, SERVED_NAME)
 

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, StreamingParseResult
 
 from ..core.reasoning import CallReading, Piece, Reasoning, template_start
+from ..derive.served import CHAT_NAME, SERVED_NAME, chat_format, served_format
 from ..formats import Format, get_format, reasoning_classes
 
 _TOGGLES = ("enable_thinking", "thinking")
@@ -100,7 +101,7 @@ class FormatReasoningDetector(BaseReasoningFormatDetector):
         tokenizer: Any = None,
         tool_call_parser_active: bool = False,
     ) -> None:
-        fmt = get_format(self.format_name)
+        fmt = self._served_format(tokenizer)
         pairs = fmt.think_pairs
         super().__init__(
             pairs[0][0],
@@ -120,6 +121,11 @@ class FormatReasoningDetector(BaseReasoningFormatDetector):
         self._hold = not stream_reasoning or force_nonempty_content
         self._unsent: list[str] = []  # reasoning held back (`_hold`)
         self._answered = False  # the stream has sent answer text that is not whitespace
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        """The format whose think pairs and call openers split the output: the one named by
+        `format_name` (a detector of a model's own templates derives it from the tokenizer)."""
+        return get_format(self.format_name)
 
     # -- finished responses -------------------------------------------------------------------
 
@@ -163,3 +169,27 @@ REASONING_DETECTORS: dict[str, type[FormatReasoningDetector]] = reasoning_classe
 """`--reasoning-parser` name -> our SGLang reasoning detector class: one per format whose models
 reason in think blocks, named as the format, to be paired with its tool parser."""
 globals().update({cls.__name__: cls for cls in REASONING_DETECTORS.values()})
+
+
+class FromResponseTemplateReasoningDetector(FormatReasoningDetector):
+    """`--reasoning-parser from_response_template`: the split of the format the served model's
+    response template describes (`derive.served`), to pair with the tool parser of that name."""
+
+    format_name = SERVED_NAME
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        return served_format(tokenizer)
+
+
+class FromChatTemplateReasoningDetector(FormatReasoningDetector):
+    """`--reasoning-parser from_chat_template`: the split of the format the served chat template
+    teaches (its think tags as it renders them), to pair with the tool parser of that name."""
+
+    format_name = CHAT_NAME
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        return chat_format(tokenizer)
+
+
+REASONING_DETECTORS[SERVED_NAME] = FromResponseTemplateReasoningDetector
+REASONING_DETECTORS[CHAT_NAME] = FromChatTemplateReasoningDetector

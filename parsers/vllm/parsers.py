@@ -162,3 +162,39 @@ class FromChatTemplateToolParser(FormatToolParser):
         from .served_template import server_chat_template
 
         return chat_format(tokenizer, server_chat_template()[0])
+
+
+class FromResponseTemplateReasoningParser(FormatReasoningParser):
+    """`--reasoning-parser from_response_template`: the split of the format the served model's
+    response template describes, to pair with the tool parser of that name."""
+
+    format_name = SERVED_NAME
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        return served_format(tokenizer)
+
+
+class FromChatTemplateReasoningParser(FormatReasoningParser):
+    """`--reasoning-parser from_chat_template`: the split of the format the served chat template
+    teaches (its think tags as it renders them), to pair with the tool parser of that name."""
+
+    format_name = CHAT_NAME
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        from .served_template import server_chat_template
+
+        return chat_format(tokenizer, server_chat_template()[0])
+
+
+DERIVED_PARSERS: dict[str, type[FormatToolParser]] = {
+    SERVED_NAME: FromResponseTemplateToolParser,
+    CHAT_NAME: FromChatTemplateToolParser,
+}
+"""The tool parsers of a model's own templates, by name (the plugin registers them beside ours)."""
+REASONING_CLASSES[SERVED_NAME] = FromResponseTemplateReasoningParser
+REASONING_CLASSES[CHAT_NAME] = FromChatTemplateReasoningParser
+
+
+def tool_parser_class(name: str) -> type[FormatToolParser]:
+    """The tool parser of `name`: a format's, or one of a model's own templates."""
+    return DERIVED_PARSERS.get(name) or PARSER_CLASSES[name]

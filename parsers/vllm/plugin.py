@@ -34,6 +34,13 @@ def register() -> None:
     ToolParserManager.register_lazy_module(
         "from_chat_template", "toolcall_parsers.vllm.parsers", "FromChatTemplateToolParser"
     )
+    # Their reasoning split: the think tags of the same derived format.
+    ReasoningParserManager.register_lazy_module(
+        "from_response_template", "toolcall_parsers.vllm.parsers", "FromResponseTemplateReasoningParser"
+    )
+    ReasoningParserManager.register_lazy_module(
+        "from_chat_template", "toolcall_parsers.vllm.parsers", "FromChatTemplateReasoningParser"
+    )
 
 
 register()

@@ -81,7 +81,7 @@ class FormatReasoningParser(ReasoningParser):
 
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
-        self._format: Format = get_format(self.format_name)
+        self._format: Format = self._served_format(tokenizer)
         self._pairs = self._format.think_pairs
         served, _ = server_chat_template()
         self._start = template_start(tokenizer, kwargs.get("chat_template_kwargs"), self._pairs, served)
@@ -102,6 +102,11 @@ class FormatReasoningParser(ReasoningParser):
         # A fast tokenizer's own decoder: the same text without transformers' per-call overhead
         # (the gate decodes at every step of every constrained request).
         self._decoder = getattr(tokenizer, "backend_tokenizer", None)
+
+    def _served_format(self, tokenizer: Any) -> Format:
+        """The format whose think pairs and call openers split the output: the one named by
+        `format_name` (a parser of a model's own templates derives it, `parsers.py`)."""
+        return get_format(self.format_name)
 
     def _new_split(self) -> ReasoningSplit:
         return self._format.reasoning_split(self._start)
@@ -230,9 +235,9 @@ class FormatReasoningParser(ReasoningParser):
         answer = "".join(p.text for p in pieces if not isinstance(p, Reasoning))
         if not answer:
             return delta
-        from .parsers import PARSER_CLASSES
+        from .parsers import tool_parser_class
 
-        tool_parser = PARSER_CLASSES[self.format_name](self.model_tokenizer, getattr(request, "tools", None))
+        tool_parser = tool_parser_class(self.format_name)(self.model_tokenizer, getattr(request, "tools", None))
         # The answer's token ids: a format whose marker is a special token (Mistral's [TOOL_CALLS])
         # tells the marker from the same text written as prose by them.
         ids = self.model_tokenizer.encode(answer, add_special_tokens=False)

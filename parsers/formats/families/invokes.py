@@ -33,7 +33,7 @@ class Invokes:
     summary: str
     start: str
     end: str
-    invoke_open: str = '<invoke name='
+    invoke_open: str = "<invoke name="
     invoke_close: str = "</invoke>"
     param_open: str = "<parameter name="
     param_close: str = "</parameter>"
@@ -79,9 +79,7 @@ class Invokes:
         """One block of invokes, a line each, values verbatim, non-strings as JSON."""
         invokes = []
         for name, arguments in calls:
-            params = "".join(
-                f'{self.param_open}"{k}">{raw_value(v)}{self.param_close}\n' for k, v in arguments.items()
-            )
+            params = "".join(f'{self.param_open}"{k}">{raw_value(v)}{self.param_close}\n' for k, v in arguments.items())
             invokes.append(f'{self.invoke_open}"{name}">\n{params}{self.invoke_close}\n')
         return f"{self.start}\n{''.join(invokes)}{self.end}"
 
