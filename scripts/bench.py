@@ -203,6 +203,15 @@ def run_once(
     return clock() - start, "".join(arguments)
 
 
+def run_finished(parser_cls: Any, tokenizer: Any, request: Any, text: str) -> tuple[float, int]:
+    """A finished response: a parser built for the request, then `parse` of the whole text (seconds,
+    the calls read)."""
+    start = time.perf_counter()
+    parser = parser_cls(tokenizer, request.tools, model_config=None)
+    _, _, calls = parser.parse(text, request, enable_auto_tools=True)
+    return time.perf_counter() - start, len(calls or [])
+
+
 def workload_tokenizer(workload: Workload) -> Any:
     """SmolLM2's tokenizer with the format's markers added as single tokens (special where the model's are)."""
     from transformers import AutoTokenizer
@@ -251,6 +260,7 @@ def run_workloads(args: argparse.Namespace) -> None:
             n: ParserManager.get_parser(tool_parser_name=n, enable_auto_tools=True, tokenizer=tokenizer) for n in names
         }
         rows: dict[str, dict[int, float]] = {n: {} for n in names}
+        finished: dict[str, dict[int, float]] = {n: {} for n in names[len(FLOORS) :]}
         too_slow: set[str] = set()  # quadratic parsers whose next size would take too long
         for size in sizes:
             text = workload.text(code_of_length(size))
@@ -262,11 +272,27 @@ def run_workloads(args: argparse.Namespace) -> None:
                 rows[name][size] = min(times) / len(deltas) * 1e6
                 if max(times) * 4 * 4 > args.budget:  # the next size: 4x the deltas, quadratic cost
                     too_slow.add(name)
+            for name in finished:
+                runs = [run_finished(classes[name], tokenizer, request, text) for _ in range(args.repeat)]
+                if any(calls != 1 for _, calls in runs):
+                    raise RuntimeError(f"{name}: a finished response of one call read as {runs[0][1]}")
+                finished[name][size] = min(seconds for seconds, _ in runs) * 1e6
             ours_args = run_once(classes[fmt], tokenizer, request, deltas)[1]
             if json.loads(ours_args)["content"] != code_of_length(size):
                 raise RuntimeError(f"{fmt}: streamed arguments differ from the model's")
             print(f"# {workload_name} {size:>6} chars: {len(deltas)} deltas", file=sys.stderr)
         print_table(workload_name, fmt, names, sizes, rows)
+        print_finished(workload_name, fmt, sizes, finished)
+
+
+def print_finished(title: str, fmt: str, sizes: list[int], rows: dict[str, dict[int, float]]) -> None:
+    """The finished path: a parser built and the whole response parsed, per parser (ratio to ours)."""
+    print(f"\n{title}, finished: microseconds per response, parser built (ratio to {fmt})\n")
+    print("| parser | " + " | ".join(f"{s // 1024}K" for s in sizes) + " |")
+    print("|---|" + "---|" * len(sizes))
+    for name, row in rows.items():
+        cells = [f"{row[s]:.0f} ({row[s] / rows[fmt][s]:.2f}x)" for s in sizes]
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 def print_table(title: str, fmt: str, names: list[str], sizes: list[int], rows: dict[str, dict[int, float]]) -> None:
