@@ -6,7 +6,7 @@ toolcall-parsers parse hermes_json [--tools T.json] < out.txt              # JSO
 toolcall-parsers parse hermes_json --stream --tokenizer DIR [--events] < out.txt   # real token deltas
 toolcall-parsers parse hermes_json --stream --chunk 3 --events < out.txt  # 3-character deltas
 toolcall-parsers detect MODEL [--chat-template FILE] [--json]             # which parser, which flags
-toolcall-parsers derive MODEL_DIR | TEMPLATE.json [--json]    # the format a model's response template describes
+toolcall-parsers derive MODEL_DIR | TEMPLATE.json | TEMPLATE.jinja [--json]   # the format a model's templates describe
 toolcall-parsers derive --export hermes_json --start-anchor '<|im_start|>assistant\n'   # ours as a response template
 toolcall-parsers smoke --base-url URL --model M [--api chat|responses|messages] [--parser NAME] [--force]
 toolcall-parsers capture --base-url URL --model M --prompts FILE [--parser NAME] [--out FILE]
@@ -59,8 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     detect.add_argument("--chat-template", metavar="FILE", help="the template to check instead of the model's own")
     detect.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
-    derive = sub.add_parser("derive", help="the format a model's response template describes, or ours as one")
-    derive.add_argument("source", nargs="?", help="a model folder, or a JSON file holding a response template")
+    derive = sub.add_parser("derive", help="the format a model's templates describe, or ours as a response template")
+    derive.add_argument(
+        "source",
+        nargs="?",
+        help="a model folder, a JSON file holding a response template or schema, or a chat template",
+    )
     derive.add_argument("--export", metavar="NAME", help="write our format NAME as a transformers response template")
     derive.add_argument("--start-anchor", default="", help="with --export: where the model's turn begins")
     derive.add_argument("--json", action="store_true", help="one JSON object on stdout")
@@ -122,9 +126,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _derive(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from .derive.response_template import from_response_template, load_template, to_response_template
+    from .derive.response_template import to_response_template
 
     if args.export:
         if args.source:
@@ -132,29 +134,72 @@ def _derive(args: argparse.Namespace) -> int:
         print_json(to_response_template(get_format(args.export), args.start_anchor))
         return EXIT_OK
     if not args.source:
-        raise UsageError("derive: give a model folder or a response template file (or --export NAME)")
-    source = Path(args.source)
-    config = source / "tokenizer_config.json" if source.is_dir() else source
-    template = load_template(config.read_text(encoding="utf-8"))
-    fmt = from_response_template(template)
+        raise UsageError("derive: give a model folder, a response template file or a chat template (or --export NAME)")
+    where, derived_by, fmt = _derived(Path(args.source))
     spec = fmt.spec
+    try:
+        exported: Any = to_response_template(fmt, args.start_anchor)
+    except ValueError as err:
+        exported = f"not expressible: {err}"
     report = {
-        "source": str(config),
+        "source": str(where),
+        "derived_by": derived_by,
         "family": type(spec).__name__ if spec is not None else fmt.name,
         "summary": fmt.summary,
         "markers": list(fmt.markers),
         "think": list(fmt.think_pairs[0]),
-        "spec": {k: v for k, v in dataclasses.asdict(spec).items() if k not in ("name", "summary", "models")}
-        if spec is not None
-        else None,
+        "spec": _spec_fields(spec),
+        "response_template": exported,
     }
     if args.json:
         print_json(report)
     else:
-        print(f"{report['source']}: {report['family']}: {report['summary']}")
+        print(f"{report['source']} ({derived_by}): {report['family']}: {report['summary']}")
         for key, value in (report["spec"] or {}).items():
             print(f"  {key} = {value!r}")
+        print("as a transformers response template:")
+        print(exported if isinstance(exported, str) else json.dumps(exported, indent=2))
     return EXIT_OK
+
+
+def _spec_fields(spec: Any) -> dict[str, Any] | None:
+    import dataclasses
+
+    if spec is None:
+        return None
+    return {k: v for k, v in dataclasses.asdict(spec).items() if k not in ("name", "summary", "models")}
+
+
+def _derived(source: Path) -> tuple[Path, str, Any]:
+    """(the file read, what the format was derived from, the format) for a model folder, a JSON file
+    (a response template or schema, or a tokenizer config) or a chat template: the model's response
+    template first, else its chat template (a folder's `chat_template.jinja`, else its config's)."""
+    from .derive.chat_template import from_chat_template
+    from .derive.response_schema import is_response_schema
+    from .derive.response_template import from_response_template
+
+    config_path = source / "tokenizer_config.json" if source.is_dir() else source
+    text = config_path.read_text(encoding="utf-8") if config_path.is_file() else ""
+    try:
+        config = json.loads(text) if text else {}
+    except ValueError:
+        return source, "chat template", from_chat_template(text)  # a Jinja file
+    if not isinstance(config, dict):
+        raise UsageError(f"derive: {config_path} holds JSON {type(config).__name__}, not an object")
+    for key in ("response_template", "response_schema"):
+        if isinstance(config.get(key), dict):
+            return config_path, key.replace("_", " "), from_response_template(config[key])
+    if "fields" in config or is_response_schema(config):
+        return config_path, "response template", from_response_template(config)
+    jinja = source / "chat_template.jinja" if source.is_dir() else None
+    if jinja is not None and jinja.is_file():
+        template, where = jinja.read_text(encoding="utf-8"), jinja
+    elif isinstance(config.get("chat_template"), str):
+        template, where = config["chat_template"], config_path
+    else:
+        raise UsageError(f"derive: {source} has no response template, response schema or chat template")
+    tokens = {k: v for k, v in config.items() if k.endswith("_token") and isinstance(v, str)}
+    return where, "chat template", from_chat_template(template, **tokens)
 
 
 # -- parse ---------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import json
 import pytest
 from derive_scores import renamed, renames, score
 from helpers import needs
-from toolcall_parsers import FORMATS, from_chat_template, parse
+from toolcall_parsers import FORMATS, from_chat_template, from_response_template, parse
 from toolcall_parsers.core.logs import logs_silenced
 
 pytestmark = needs("transformers")
@@ -240,3 +240,27 @@ def test_sglangs_reasoning_detector_of_a_chat_template_splits_alike_streamed_or_
     streaming = ReasoningParser("from_chat_template", stream_reasoning=True, **options)
     pieces = [streaming.parse_stream_chunk(c) for c in MUSED] + [streaming.parse_stream_end()]
     assert ("".join(r or "" for r, _ in pieces), "".join(n or "" for _, n in pieces)) == expected
+
+
+def test_the_cli_derives_from_a_chat_template_file_or_a_model_folder(model_template, tmp_path, capsys):
+    """`toolcall-parsers derive` of a Jinja file, and of a folder with no response template (its
+    `chat_template.jinja`, else its config's `chat_template`): the spec, and the response template
+    it exports as where its family has one."""
+    from toolcall_parsers.cli import main
+
+    (tmp_path / "MiniMax-M2.jinja").write_text(model_template("MiniMax-M2"))
+    assert main(["derive", str(tmp_path / "MiniMax-M2.jinja"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["derived_by"], report["family"]) == ("chat template", "Invokes")
+    assert report["spec"]["start"] == "<minimax:tool_call>" and report["response_template"].startswith(
+        "not expressible"
+    )
+    folder = tmp_path / "model"
+    folder.mkdir()
+    config = {"chat_template": model_template("Qwen3-Coder"), "eos_token": "<|im_end|>"}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    assert main(["derive", str(folder), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["derived_by"], report["family"]) == ("chat template", "QwenFunctions")
+    exported = report["response_template"]
+    assert from_response_template(exported).markers == FORMATS["qwen_xml"].markers
