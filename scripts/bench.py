@@ -122,6 +122,8 @@ class Workload:
     text: Callable[[str], str]
     response_template: str | None = None
     """The model type whose transformers response template the tokenizer carries, if any."""
+    metrics: bool = True
+    """Whether our parser counts its responses for the operator's metrics (`TOOLCALL_PARSERS_METRICS`)."""
 
 
 WORKLOADS: dict[str, Workload] = {name: Workload(name, BUILTINS.get(name, ()), written_text(name)) for name in FORMATS}
@@ -129,9 +131,11 @@ WORKLOADS["mistral_json_v3"] = Workload("mistral_json", BUILTINS.get("mistral_js
 WORKLOADS["response_template"] = Workload(
     "qwen_xml", ("from_response_template", "hf"), written_text("qwen_xml"), response_template="qwen3_5"
 )
+WORKLOADS["hermes_json_no_metrics"] = Workload("hermes_json", (), written_text("hermes_json"), metrics=False)
 """One workload per registered format (its writer's text), plus the spellings a writer does not use,
-and Qwen 3.5's output read through its response template: `qwen_xml` against the same template
-compiled by ours (`from_response_template`) and read by vLLM's `hf`."""
+Qwen 3.5's output read through its response template (`qwen_xml` against the same template
+compiled by ours, `from_response_template`, and read by vLLM's `hf`), and `hermes_json` with the
+operator's metrics off, to set beside its own table (counting costs nothing per delta)."""
 
 
 def token_deltas(tokenizer: Any, text: str) -> list[tuple[str, list[int]]]:
@@ -253,6 +257,7 @@ def run_workloads(args: argparse.Namespace) -> None:
 
     for workload_name in args.workloads.split(","):
         workload = WORKLOADS[workload_name]
+        os.environ["TOOLCALL_PARSERS_METRICS"] = "1" if workload.metrics else "0"
         fmt = workload.ours
         tokenizer = workload_tokenizer(workload)
         names = [*FLOORS, fmt, *builtins_of(workload.builtins)]

@@ -164,3 +164,55 @@ def test_eager_streaming_per_request_shows_the_partial_call(client):
     got = stream(client, MALFORMED, extra_xargs={"tool_call_streaming": "eager"})
     assert [c["name"] for c in got["calls"]] == ["search", "get_weather"]  # the broken call was shown
     assert "tomorrow" in got["content"]
+
+
+def test_metrics_count_each_kind_of_output_exactly(client, hermes_server):
+    """The server's own `/metrics` (prometheus_client's registry, which vLLM exposes): a good call,
+    a malformed block, an undeclared tool, a schema-breaking value and a cut call, finished and then
+    streamed, move our counters by exactly what was sent."""
+    import urllib.request
+
+    from test_metrics import MOVED, SENT, counter_values, moved_by
+
+    def scrape() -> dict:
+        with urllib.request.urlopen(hermes_server.removesuffix("/v1") + "/metrics", timeout=60) as response:
+            return counter_values(response.read().decode())
+
+    before = scrape()
+    for raw in SENT.values():
+        complete(client, raw)
+    middle = scrape()
+    assert moved_by(before, middle, "vllm", "finished") == MOVED
+    for raw in SENT.values():
+        stream(client, raw)
+    assert moved_by(middle, scrape(), "vllm", "streamed") == MOVED
+
+
+def test_metrics_count_reasoning_blocks_closed_and_unclosed(client, hermes_server):
+    """`--reasoning-parser hermes_json` on the same server: a block the model closes and one the
+    output ends inside, finished and then streamed."""
+    import urllib.request
+
+    from test_metrics import counter_values
+
+    def blocks() -> dict:
+        with urllib.request.urlopen(hermes_server.removesuffix("/v1") + "/metrics", timeout=60) as response:
+            values = counter_values(response.read().decode())
+        return {
+            (dict(labels)["mode"], dict(labels)["end"]): value
+            for (name, labels), value in values.items()
+            if name == "toolcall_parsers:reasoning_blocks_total" and dict(labels)["format"] == "hermes_json"
+        }
+
+    def moved(before: dict, after: dict) -> dict:
+        return {key: value - before.get(key, 0) for key, value in after.items() if value != before.get(key, 0)}
+
+    outputs = ["<think>It is Paris.</think>Sunny.", "<think>Paris, and then a long"]
+    before = blocks()
+    for raw in outputs:
+        complete(client, raw)
+    middle = blocks()
+    assert moved(before, middle) == {("finished", "closed"): 1, ("finished", "unclosed"): 1}
+    for raw in outputs:
+        stream(client, raw)
+    assert moved(middle, blocks()) == {("streamed", "closed"): 1, ("streamed", "unclosed"): 1}

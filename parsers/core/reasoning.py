@@ -124,6 +124,7 @@ class ReasoningSplit:
         self._lead = ""  # the reasoning's first characters while they may still be the label
         self._out: list[Piece] = []
         self._closed = False  # the block ended at its closer
+        self._unclosed = False  # the output ended inside the block
 
     @property
     def ended(self) -> bool:
@@ -139,6 +140,12 @@ class ReasoningSplit:
     def holding(self) -> bool:
         """Text after a call opener inside the block waits for the block's end or the output's."""
         return self._state == HELD
+
+    @property
+    def block(self) -> str | None:
+        """How the reasoning block ended: "closed" at its closer, "unclosed" (the output ended
+        inside it; known once `close` ran), None: no block (yet)."""
+        return "closed" if self._closed else "unclosed" if self._unclosed else None
 
     @property
     def closed(self) -> bool:
@@ -192,6 +199,7 @@ class ReasoningSplit:
         at the opener; False: none, the request may not call), or the format's reading of the held
         text (`CallReading`)."""
         rest, self._buf = self._buf, ""
+        self._unclosed = self._state in (INSIDE, HELD) or (self._state == BEFORE and self._opened)
         if self._state == BEFORE and self._opened:
             self._reason(rest)
         elif self._state == BEFORE:

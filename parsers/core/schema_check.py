@@ -89,14 +89,36 @@ class SchemaCheck:
         return f"{where}: {shorten(error.message, 160)}"
 
     def _validator(self, name: str) -> Any:
-        from jsonschema.validators import validator_for
-        from referencing import Registry
-
+        """The tool's validator: built once per distinct schema in the process (agents send the same
+        tools with every request), at most `_SHARED_MAX` kept."""
         schema = self._schemas[name] or {"type": "object"}
-        base = validator_for(schema)
-        cls = _BOUNDED.get(base) or _bounded(base)
-        validator = self._validators[name] = cls(schema, registry=Registry())  # retrieves nothing
+        try:
+            key = json.dumps(schema, sort_keys=True)
+        except (TypeError, ValueError):  # not JSON (a tool given as an object): this request's own
+            key = None
+        validator = _SHARED.get(key) if key is not None else None
+        if validator is None:
+            validator = _build(schema)
+            if key is not None:
+                if len(_SHARED) >= _SHARED_MAX:
+                    _SHARED.clear()
+                _SHARED[key] = validator
+        self._validators[name] = validator
         return validator
+
+
+_SHARED: dict[str, Any] = {}
+"""Validators by their schema's JSON, shared by every request of the process."""
+_SHARED_MAX = 512
+
+
+def _build(schema: dict[str, Any]) -> Any:
+    from jsonschema.validators import validator_for
+    from referencing import Registry
+
+    base = validator_for(schema)
+    cls = _BOUNDED.get(base) or _bounded(base)
+    return cls(schema, registry=Registry())  # retrieves nothing
 
 
 def _bounded(base: type) -> type:

@@ -44,6 +44,7 @@ from .limits import Limits, streaming_policy
 from .logs import logger, shorten
 from .markers import literal_at
 from .schema_check import SchemaCheck
+from .tally import Tally, reason_kind
 from .tools import ToolIndex
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -151,6 +152,10 @@ class FormatStream:
         self._pinned: frozenset[str] | None = frozenset()  # strict tools (None: every tool)
         self._check: SchemaCheck | None = None
         self._write_refused: Callable[[str, dict[str, Any]], str] | None = None
+        self.tally = Tally()
+        """What the response came to so far (`core.tally`), for the operator's metrics."""
+        self._audit: SchemaCheck | None = None  # checks every returned call's arguments, for the tally
+        self._names: dict[int, str] = {}  # a format's call number -> its tool's name
 
     # -- public contract ----------------------------------------------------------------------
 
@@ -166,6 +171,12 @@ class FormatStream:
         self._pinned = names
         self._check = SchemaCheck(self.tools.schemas)
         self._write_refused = write
+
+    def audit_schemas(self) -> None:
+        """Count the returned calls whose arguments the tool's schema refuses (`tally`), strict or
+        not: each is checked once, when it ends; what is returned does not change. Call it before
+        the first feed."""
+        self._audit = self._check or SchemaCheck(self.tools.schemas)
 
     def feed(self, text: str) -> list[Event]:
         """Consume the next piece of model output; return the events it makes unambiguous."""
@@ -299,6 +310,7 @@ class FormatStream:
             self._warn(f"call to {name!r}, which is not among the request's tools")
         key = self._next_key
         self._next_key += 1
+        self._names[key] = name
         self._call_chars = 0
         pinned = self._check is not None and (
             self._pinned is None or name in self._pinned or name not in self.tools.schemas
@@ -339,6 +351,17 @@ class FormatStream:
         if key in self._shown:
             self._out.append(CallEnd(self._shown[key], arguments))
             self._calls_done += 1
+            self._count_call(self._names.get(key, ""), arguments, held is not None and held.key == key and held.pinned)
+
+    def _count_call(self, name: str, arguments: dict[str, Any], checked: bool) -> None:
+        """A returned call, in the tally: to an undeclared tool, or with arguments its schema refuses
+        (a strict call was checked already)."""
+        tally = self.tally
+        tally.calls += 1
+        if not self.tools.knows(name):
+            tally.undeclared_calls += 1
+        elif self._audit is not None and not checked and self._audit.reason(name, arguments, "") is not None:
+            tally.schema_failures += 1
 
     def _refused(self, name: str, arguments: dict[str, Any], arguments_json: str) -> bool:
         """A strict call is complete: whether its schema refuses it (then it is text, and logged)."""
@@ -348,7 +371,9 @@ class FormatStream:
             return False
         self._held = None
         self._warn(f"a strict call to {name!r} that its schema refuses ({reason}); kept as text")
-        self._text(self._write_refused(name, arguments))
+        written = self._write_refused(name, arguments)
+        self.tally.reject("schema", len(written))
+        self._text(written)
         return True
 
     def _release(self) -> None:
@@ -360,10 +385,16 @@ class FormatStream:
         if held.fragments:
             self._out.append(CallArgs(index, "".join(held.fragments)))
 
-    def _reject(self, reason: str, span: str) -> None:
-        """A span that looked like a call is not one: log why, and return it as text."""
+    def _reject(self, reason: str, span: str, *, rest_of_last: bool = False) -> None:
+        """A span that looked like a call is not one: log why, and return it as text. The tally
+        counts it by its reason's kind (`core.tally.reason_kind`); `rest_of_last`: it is what is
+        left of the block just counted (its markup after a refused call), counted as its text."""
         self._held = None
         if span:
+            if rest_of_last:
+                self.tally.add_chars(len(span))
+            else:
+                self.tally.reject(reason_kind(reason), len(span))
             self._warn(f"{reason}; kept as text: {shorten(span)}")
             self._text(span)
 
@@ -378,6 +409,7 @@ class FormatStream:
         """An internal error: drop what the failed step produced, log once, and pass through what
         the format holds plus the text from the failed step on, so nothing is lost or repeated."""
         logger.exception("%s: internal parser error; passing the rest of the output through", self.format_name)
+        self.tally.reject("internal_error", 0)
         self._failed = True
         self._held = None
         del self._out[self._step_mark :]

@@ -142,6 +142,7 @@ class XmlBlockStream(FormatStream):
         self._state = TEXT
         self._raw: list[str] = []  # markup and values of the current block or call: text if it breaks
         self._block_calls = 0  # calls finished in the current block
+        self._rejections_at_block = 0  # spans given back before the current block (`tally`)
         self._bare = False  # the current block had no START (`bare_calls`)
         self._key = -1  # the core's number for the call being read
         self._on_name: Callable[[str], None] = self._open_call  # what the NAME being read opens
@@ -186,6 +187,7 @@ class XmlBlockStream(FormatStream):
     def _open_block(self, tag: str) -> None:
         self._raw = [tag]
         self._block_calls = 0
+        self._rejections_at_block = self.tally.rejections  # spans given back before this block
         self._bare = False
         self._state = BLOCK
 
@@ -230,7 +232,10 @@ class XmlBlockStream(FormatStream):
     def _end_block(self) -> None:
         """END: markup when the block held a call; otherwise the whole block is text."""
         if self._block_calls == 0:
-            self._reject(f"a tool-call block without a valid {self.tags.call_word}", "".join(self._raw))
+            refused = self.tally.rejections > self._rejections_at_block  # a call of the block was
+            self._reject(
+                f"a tool-call block without a valid {self.tags.call_word}", "".join(self._raw), rest_of_last=refused
+            )
         self._raw = []
         self._state = TEXT
 

@@ -43,9 +43,11 @@ from sglang.srt.environ import ToolStrictLevel, envs
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, StructureInfo
 
+from .. import metrics
 from ..core.events import ParseResult, build_result
 from ..core.fold import CallRecords, Folded, finished_records
 from ..core.stream import FormatStream
+from ..core.tally import Tally
 from ..core.tokens import vocabulary
 from ..core.tools import ToolIndex
 from ..formats import ConstraintRequest, Format, get_format
@@ -96,7 +98,8 @@ class FormatDetector(BaseFormatDetector):
         self._stream: FormatStream | None = None
         self._passthrough = False
         self._records = CallRecords(self)
-        self._checked: tuple[str, ParseResult] | None = None  # has_tool_call's reading of a text
+        self._checked: tuple[str, ParseResult, Tally] | None = None  # has_tool_call's reading of a text
+        self._counted: object = None  # the text (or stream) whose response is in the metrics
         self.incomplete_tool_call_indices: set[int] = set()
         self._forced = False  # the request's tool_choice is "required" or names a tool
 
@@ -125,14 +128,23 @@ class FormatDetector(BaseFormatDetector):
         `has_tool_call` reads without the tools)."""
         strict = self._pinned(tools) if checked else False
         stream = self._format.stream(tools, _sglang_mints_ids, strict=strict)
+        if tools is not None and metrics.enabled():
+            stream.audit_schemas()
         if envs.SGLANG_FORWARD_UNKNOWN_TOOLS.is_set():
             undeclared_as_text = not envs.SGLANG_FORWARD_UNKNOWN_TOOLS.get()
             stream.limits = replace(stream.limits, undeclared_as_text=undeclared_as_text)
         return stream
 
-    def _parse(self, text: str, tools: list[Tool] | None) -> ParseResult:
+    def _parse(self, text: str, tools: list[Tool] | None) -> tuple[ParseResult, Tally]:
         stream = self._new_stream(tools, checked=tools is not None)
-        return build_result(stream.feed(text) + stream.close())
+        return build_result(stream.feed(text) + stream.close()), stream.tally
+
+    def _count(self, text: object, mode: str, tally: Tally) -> None:
+        """The response in the metrics, once: SGLang asks `has_tool_call` and may then parse the
+        same text again (`detect_and_parse`)."""
+        if self._counted is not text:
+            self._counted = text
+            metrics.record_response("sglang", self._format.name, mode, tally)
 
     # -- finished responses -------------------------------------------------------------------
 
@@ -147,18 +159,22 @@ class FormatDetector(BaseFormatDetector):
         needs_declared = self._format.needs_declared_tools
         if needs_declared is not None and needs_declared(text):
             return True
-        result = self._parse(text, None)
-        self._checked = (text, result)
-        return bool(result.calls) or (result.content or "") != text
+        result, tally = self._parse(text, None)
+        self._checked = (text, result, tally)
+        found = bool(result.calls) or (result.content or "") != text
+        if not found:  # SGLang passes the text through: the response ends here
+            self._count(text, "finished", tally)
+        return found
 
     def detect_and_parse(self, text: str, tools: list[Tool]) -> StreamingParseResult:
         if not tools:
             return _result(text)
         checked = self._checked
         if checked is not None and checked[0] is text and not checked[1].calls:
-            result = checked[1]  # no call with any tool declared: none with the request's either
+            result, tally = checked[1], checked[2]  # no call with any tool declared: none with the request's either
         else:
-            result = self._parse(text, tools)
+            result, tally = self._parse(text, tools)
+        self._count(text, "finished", tally)
         self.prev_tool_call_arr = finished_records(result.calls)
         # tool_index is the call's ordinal, as in streaming (SGLang's serving layer numbers the
         # calls of a finished response itself; its own detectors put the tool's position here).
@@ -181,7 +197,9 @@ class FormatDetector(BaseFormatDetector):
         trailing text, a call the streaming policy was holding that never completed)."""
         if self._stream is None:
             return _result()
-        return self._to_result(self._records.fold(self._stream.close()))
+        events = self._stream.close()
+        self._count(self._stream, "streamed", self._stream.tally)
+        return self._to_result(self._records.fold(events))
 
     def _to_result(self, folded: Folded) -> StreamingParseResult:
         calls = [_item(d.index, d.name, d.arguments) for d in folded.calls]

@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 
 from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, StreamingParseResult
 
+from .. import metrics
 from ..core.reasoning import CallReading, Piece, Reasoning, template_start
 from ..derive.served import CHAT_NAME, SERVED_NAME, chat_format, served_format
 from ..formats import Format, get_format, reasoning_classes
@@ -118,6 +119,7 @@ class FormatReasoningDetector(BaseReasoningFormatDetector):
         self._start = continued_start(self.previous_content, fmt, start) if continue_final_message else start
         self._calls: CallReading | bool = fmt.call_reading() if tool_call_parser_active else False
         self._split = fmt.reasoning_split(self._start)
+        self._counted = False  # the streamed response's block is in the metrics
         self._hold = not stream_reasoning or force_nonempty_content
         self._unsent: list[str] = []  # reasoning held back (`_hold`)
         self._answered = False  # the stream has sent answer text that is not whitespace
@@ -132,6 +134,7 @@ class FormatReasoningDetector(BaseReasoningFormatDetector):
     def detect_and_parse(self, text: str) -> StreamingParseResult:
         split = self._format.reasoning_split(self._start)
         reasoning, answer = _texts(split.feed(text) + split.close(calls=self._calls))
+        metrics.record_reasoning("sglang", self._format.name, "finished", split.block)
         if self._force_nonempty_content and not answer.strip():
             return StreamingParseResult(normal_text=reasoning + answer)
         return StreamingParseResult(normal_text=answer, reasoning_text=reasoning)
@@ -139,12 +142,23 @@ class FormatReasoningDetector(BaseReasoningFormatDetector):
     # -- streaming ----------------------------------------------------------------------------
 
     def parse_streaming_increment(self, new_text: str) -> StreamingParseResult:
-        return self._result(self._split.feed(new_text), end=False)
+        pieces = self._split.feed(new_text)
+        if self._split.ended:
+            self._count()
+        return self._result(pieces, end=False)
 
     def finish(self) -> StreamingParseResult:
         """End of the stream: settle the split. Its answer (a call opened inside an unclosed block,
         or held text) is normal text, which the serving layer hands to the tool parser."""
-        return self._result(self._split.close(calls=self._calls), end=True)
+        pieces = self._split.close(calls=self._calls)
+        self._count()
+        return self._result(pieces, end=True)
+
+    def _count(self) -> None:
+        """The streamed response's reasoning block in the metrics, once (where the split ended)."""
+        if not self._counted:
+            self._counted = True
+            metrics.record_reasoning("sglang", self._format.name, "streamed", self._split.block)
 
     def _result(self, pieces: Sequence[Piece], *, end: bool) -> StreamingParseResult:
         reasoning, answer = _texts(pieces)

@@ -39,6 +39,7 @@ from vllm.tool_parsers import ToolParser
 from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
 from xgrammar import StructuralTag
 
+from .. import metrics
 from ..core.events import Event, build_result
 from ..core.fold import CallRecords, Folded, finished_records
 from ..core.stream import FormatStream
@@ -96,6 +97,7 @@ class FormatToolParser(ToolParser):
         check_special_tokens(tokenizer, self.format_name, self._format.special_tokens)
         self._stream: FormatStream | None = None
         self._passthrough = False
+        self._counted = False  # the stream's response is in the metrics
         self._records = CallRecords(self)
 
     def _served_format(self, tokenizer: Any) -> Format:
@@ -110,6 +112,8 @@ class FormatToolParser(ToolParser):
         """A stream for the request: strict calls checked where its constraint pinned them."""
         stream = self._new_stream(streaming)
         self._format.check_strict(stream, self._pinned(request))
+        if metrics.enabled():
+            stream.audit_schemas()
         return stream
 
     def _pinned(self, request: Any) -> bool | frozenset[str]:
@@ -189,6 +193,7 @@ class FormatToolParser(ToolParser):
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         stream = self._stream_for(request, streaming=False)
         result = build_result(stream.feed(model_output) + stream.close())
+        metrics.record_response("vllm", self._format.name, "finished", stream.tally)
         calls = [
             ToolCall(id=c.id, type="function", function=FunctionCall(name=c.name, arguments=c.arguments_json))
             for c in result.calls
@@ -231,7 +236,11 @@ class FormatToolParser(ToolParser):
         """End of the stream (called by vLLM for engine-based parsers): release what was held."""
         if self._stream is None:
             return None
-        return self._to_delta(self._records.fold(self._stream.close()))
+        events = self._stream.close()
+        if not self._counted:  # once, should vLLM end a stream twice
+            self._counted = True
+            metrics.record_response("vllm", self._format.name, "streamed", self._stream.tally)
+        return self._to_delta(self._records.fold(events))
 
     @staticmethod
     def _to_delta(folded: Folded) -> DeltaMessage | None:

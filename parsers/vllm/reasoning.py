@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 from vllm.entrypoints.generate.base.protocol import DeltaMessage
 from vllm.reasoning import ReasoningParser
 
+from .. import metrics
 from ..core.reasoning import CallReading, Reasoning, ReasoningSplit, generation_start, template_start
 from ..core.tokens import vocabulary
 from ..formats import Format, get_format
@@ -89,6 +90,7 @@ class FormatReasoningParser(ReasoningParser):
         closers = [vocab.token_id(closer) if vocab is not None else None for _, closer in self._pairs]
         self._closer_ids = frozenset(i for i in closers if i is not None)
         self._split: ReasoningSplit | None = None
+        self._counted = False  # the streamed response's block is in the metrics
         self._request: Any = None
         # The decoding constraint's gate (`is_reasoning_end_streaming`), on the engine core's own
         # instance: the split of the accepted tokens, where they end, the last few of them (and
@@ -194,6 +196,7 @@ class FormatReasoningParser(ReasoningParser):
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
         split = self._new_split()
         pieces = split.feed(model_output) + split.close(calls=_calls(self._format, request))
+        metrics.record_reasoning("vllm", self._format.name, "finished", split.block)
         reasoning = "".join(p.text for p in pieces if isinstance(p, Reasoning))
         content = "".join(p.text for p in pieces if not isinstance(p, Reasoning))
         return reasoning or None, content or None
@@ -211,7 +214,16 @@ class FormatReasoningParser(ReasoningParser):
     ) -> DeltaMessage | None:
         if self._split is None:
             self._split = self._new_split()
-        return _delta(self._split.feed(current_text[len(previous_text) :]))
+        delta = _delta(self._split.feed(current_text[len(previous_text) :]))
+        if self._split.ended:
+            self._count(self._split)
+        return delta
+
+    def _count(self, split: ReasoningSplit) -> None:
+        """The streamed response's reasoning block in the metrics, once (where the split ended)."""
+        if not self._counted:
+            self._counted = True
+            metrics.record_reasoning("vllm", self._format.name, "streamed", split.block)
 
     def has_engine_confirmed_reasoning_end(self) -> bool:
         return self._split is not None and self._split.ended
@@ -231,6 +243,7 @@ class FormatReasoningParser(ReasoningParser):
             return None
         request = self._request
         pieces = split.close(calls=_calls(self._format, request))
+        self._count(split)
         delta = _delta([p for p in pieces if isinstance(p, Reasoning)])
         answer = "".join(p.text for p in pieces if not isinstance(p, Reasoning))
         if not answer:
