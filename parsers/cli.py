@@ -173,33 +173,49 @@ def _spec_fields(spec: Any) -> dict[str, Any] | None:
 def _derived(source: Path) -> tuple[Path, str, Any]:
     """(the file read, what the format was derived from, the format) for a model folder, a JSON file
     (a response template or schema, or a tokenizer config) or a chat template: the model's response
-    template first, else its chat template (a folder's `chat_template.jinja`, else its config's)."""
+    template first, else its chat template (a folder's `chat_template.jinja`, else its config's; of
+    a list of named templates, `tool_use`, else `default`)."""
     from .derive.chat_template import from_chat_template
     from .derive.response_schema import is_response_schema
     from .derive.response_template import from_response_template
 
+    if not source.exists():
+        raise UsageError(f"derive: {source}: no such file or folder")
     config_path = source / "tokenizer_config.json" if source.is_dir() else source
     text = config_path.read_text(encoding="utf-8") if config_path.is_file() else ""
+    if config_path.suffix != ".json" and not source.is_dir():
+        return source, "chat template", from_chat_template(text)  # a Jinja file
     try:
         config = json.loads(text) if text else {}
-    except ValueError:
-        return source, "chat template", from_chat_template(text)  # a Jinja file
+    except (ValueError, RecursionError) as err:
+        raise UsageError(f"derive: {config_path} is not JSON ({type(err).__name__}: {str(err)[:120]})") from None
     if not isinstance(config, dict):
         raise UsageError(f"derive: {config_path} holds JSON {type(config).__name__}, not an object")
     for key in ("response_template", "response_schema"):
         if isinstance(config.get(key), dict):
             return config_path, key.replace("_", " "), from_response_template(config[key])
-    if "fields" in config or is_response_schema(config):
+    if "fields" in config:
         return config_path, "response template", from_response_template(config)
+    if is_response_schema(config):
+        return config_path, "response schema", from_response_template(config)
     jinja = source / "chat_template.jinja" if source.is_dir() else None
+    template, where = _chat_template(config), config_path
     if jinja is not None and jinja.is_file():
         template, where = jinja.read_text(encoding="utf-8"), jinja
-    elif isinstance(config.get("chat_template"), str):
-        template, where = config["chat_template"], config_path
-    else:
+    if template is None:
         raise UsageError(f"derive: {source} has no response template, response schema or chat template")
     tokens = {k: v for k, v in config.items() if k.endswith("_token") and isinstance(v, str)}
     return where, "chat template", from_chat_template(template, **tokens)
+
+
+def _chat_template(config: dict[str, Any]) -> str | None:
+    """A tokenizer config's chat template: a string, or of a list of named ones `tool_use`, else
+    `default`."""
+    template = config.get("chat_template")
+    if isinstance(template, list):
+        named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
+        template = named.get("tool_use") or named.get("default")
+    return template if isinstance(template, str) else None
 
 
 # -- parse ---------------------------------------------------------------------------------------

@@ -162,12 +162,22 @@ def test_invented_markers_and_a_think_tag_right_after_a_tag_are_read_whole():
     assert [(c.name, c.arguments) for c in parse(fmt, text).calls] == [("f", {"a": "<</CALL>>"})]
 
 
+INVOKES = (
+    '<<ACT>>\n<do name="{{ tc.function.name }}">\n{% for k, v in tc.function.arguments.items() %}'
+    '<arg name="{{ k }}">{{ v }}</arg>\n{% endfor %}</do>\n<</ACT>>'
+)
+
+
 @pytest.mark.parametrize(
     ("calls", "says"),
     [
         ("<tc>{{ {'type': 'function', 'function': tc.function} | tojson }}</tc>", "sits inside other JSON"),
         ("{{ raise_exception('no calls here') }}", "does not render.*TemplateError: no calls here\\)"),
         ("{{ undefined_name.attribute }}", "does not render.*UndefinedError"),
+        # an outside review: invokes whose arguments are no tags (an IndexError once), and a block
+        # start that is the start of the think tag (read one way whole, another char by char)
+        (INVOKES.replace('<arg name="{{ k }}">{{ v }}</arg>', "{{ k }}={{ v }}"), "invokes: a parameter is not"),
+        (INVOKES.replace("<<ACT>>", "<think").replace("<</ACT>>", "</think"), "'<think' and the think tag"),
     ],
 )
 def test_what_cannot_be_derived_is_a_value_error_that_says_why(calls, says):
@@ -175,10 +185,9 @@ def test_what_cannot_be_derived_is_a_value_error_that_says_why(calls, says):
         from_chat_template(PROBE_TEMPLATE.replace("CALLS", calls))
 
 
-INVOKES = (
-    '<<ACT>>\n<do name="{{ tc.function.name }}">\n{% for k, v in tc.function.arguments.items() %}'
-    '<arg name="{{ k }}">{{ v }}</arg>\n{% endfor %}</do>\n<</ACT>>'
-)
+def test_indented_invokes_are_read():
+    fmt = from_chat_template(PROBE_TEMPLATE.replace("CALLS", INVOKES.replace("\n<do", "\n  <do")))
+    assert fmt.markers[2] == "<do name="
 
 
 def test_invokes_of_invented_markers_are_derived_and_read():

@@ -329,11 +329,11 @@ GEMMA4_SCHEMA = {  # Gemma 4's first checkpoints (transformers' gemma4 conversio
     "x-regex": r"(\<\|channel\>thought\n(?P<thinking>.*?)\<channel\|\>)?"
     r"(?P<tool_calls>\<\|tool_call\>.*\<tool_call\|\>)?(?P<content>(?:(?!\<turn\|\>)(?!\<\|tool_response\>).)+)?(?:\<turn\|\>|\<\|tool_response\>)?",
 }
-JSON_SCHEMA = {  # transformers' own tests' ERNIE schema: a JSON call object per <tool_call> block
+JSON_SCHEMA = {  # transformers' own tests' ERNIE schema, its <response> wrapper and thinking regex left out
     "type": "object",
     "properties": {
         "role": {"const": "assistant"},
-        "content": {"type": "string", "x-regex": "<response>\n(.*?)\n?</response>"},
+        "content": {"type": "string"},
         "tool_calls": {
             "x-regex-iterator": "<tool_call>(.*?)</tool_call>",
             "type": "array",
@@ -367,8 +367,13 @@ def test_gemma_4s_response_schema_is_served_as_gemma_calls(smollm2_dir, tmp_path
 
 
 def test_a_json_response_schema_compiles_to_json_in_markers():
-    fmt = from_response_template(renamed(JSON_SCHEMA, {"<tool_call>": "<act>", "</tool_call>": "</act>"}))
+    schema = renamed(JSON_SCHEMA, {"<tool_call>": "<act>", "</tool_call>": "</act>"})
+    schema["properties"]["thinking"] = {"type": "string", "x-regex": "<reasoning>(.*?)</reasoning>"}
+    fmt = from_response_template(schema)
     assert (fmt.spec.tags.start, fmt.spec.tags.end) == ("<act>", "</act>")
+    assert fmt.think_pairs == (("<reasoning>", "</reasoning>"),)  # a call drafted in it stays text
+    drafted = '<reasoning>maybe <act>{"name": "rm", "arguments": {}}</act>?</reasoning>Done.'
+    assert not parse(fmt, drafted).calls
     text = 'Sure.<act>{"name": "get_weather", "arguments": {"city": "a </act> b"}}</act>'
     assert [(c.name, c.arguments) for c in parse(fmt, text).calls] == [("get_weather", {"city": "a </act> b"})]
 
@@ -383,6 +388,16 @@ def test_a_json_response_schema_compiles_to_json_in_markers():
         ),
         (lambda s: s["properties"]["tool_calls"].update({"x-regex-iterator": "<a|b>(.*?)</a>"}), "start.*holds branch"),
         (lambda s: s["properties"]["tool_calls"]["items"].update({"x-parser": "yaml"}), "read by none of our families"),
+        (lambda s: s["properties"].update({"content": {"x-regex": "<response>\n(.*?)\n?</response>"}}), "content"),
+        (lambda s: s.update({"x-regex": "(<r>(?P<thinking>.*?)</r>)?(?P<content>.*)"}), "other than <think>"),
+        (lambda s: s.update({"properties": []}), "'properties' must be an object, not list"),
+        (lambda s: s["properties"]["tool_calls"].update({"items": None}), "'items' must be an object"),
+        (lambda s: s["properties"]["tool_calls"]["items"].update({"x-parser-args": [1]}), "must be an object"),
+        (lambda s: s["properties"]["tool_calls"]["items"]["x-parser-args"].update({"transform": 5}), "read by none"),
+        (
+            lambda s: s["properties"].update({"thinking": {"x-regex": "<think(.*?)<tool_call"}}),
+            "cannot be told apart|does not read",
+        ),
     ],
 )
 def test_what_no_family_reads_in_a_response_schema_is_refused_by_name(change, says):

@@ -33,7 +33,7 @@ from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.key_values import KeyValueFormat, KeyValueTags
 from ..formats.families.qwen_functions import QwenFunctions
 from ..formats.spec import Call, Format
-from .probe import PROBE_CALLS, check_reads_back
+from .probe import PROBE_CALLS, check_reads_back, check_think_markers
 
 DEFAULT_NAME = "chat_template"
 CALL_A, CALL_B = PROBE_CALLS
@@ -76,10 +76,14 @@ def from_chat_template(
     for derive in (_json_blocks, _qwen_functions, _key_values, _invokes):
         try:
             fmt = derive(one, two, think, name)
+            check_think_markers(fmt, "chat template")
+            check_reads_back(fmt, "chat template", [(one, [CALL_A]), *([(two, [CALL_A, CALL_B])] if two else [])])
         except ValueError as err:
             errors.append(str(err))
             continue
-        check_reads_back(fmt, "chat template", [(one, [CALL_A]), *([(two, [CALL_A, CALL_B])] if two else [])])
+        except Exception as err:  # a shape a family's reading did not foresee: refused, by name
+            errors.append(f"{derive.__name__.strip('_')}: {type(err).__name__}: {err}")
+            continue
         return fmt
     raise ValueError(f"no family of ours reads the call the chat template writes, {one!r}: " + "; ".join(errors))
 
@@ -338,14 +342,15 @@ def _invokes(one: str, two: str | None, think: tuple[str, str], name: str) -> Fo
     each on a line of its own: the invoke family, with the six markers the template writes."""
     call_name, arguments = CALL_A
     at = one.find(f'"{call_name}">')
-    invoke_open, _ = _line_around(one, at)
+    invoke_open = _line_around(one, at)[0].strip()
     lines = [line.strip() for line in one[at:].split("\n")]
-    start = one[: at - len(invoke_open)].strip().rsplit("\n", 1)[-1].strip()
-    if at < 0 or not invoke_open.strip() or not start or lines[0] != f'"{call_name}">':
+    start = one[: one.rfind(invoke_open, 0, at)].strip().rsplit("\n", 1)[-1].strip() if invoke_open else ""
+    if at < 0 or not invoke_open or not start or lines[0] != f'"{call_name}">':
         raise ValueError('invokes: the call\'s name is not written as OPEN "NAME"> on a line of its own')
     params = lines[1 : 1 + len(arguments)]
-    param_open = params[0].split('"', 1)[0] if params else ""
-    param_close = params[0].split(">", 1)[1].removeprefix(str(arguments[next(iter(arguments))])) if params else ""
+    first = params[0] if params else ""
+    param_open = first.split('"', 1)[0]
+    param_close = first.split(">", 1)[1].removeprefix(str(arguments[next(iter(arguments))])) if ">" in first else ""
     written = [f'{param_open}"{k}">{v}{param_close}' for k, v in arguments.items()]
     if not param_open.strip() or not param_close.strip() or params != written:
         raise ValueError('invokes: a parameter is not written as POPEN "KEY">VALUE PCLOSE on a line of its own')

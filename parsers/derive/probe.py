@@ -43,3 +43,18 @@ def check_reads_back(fmt: Format, source: str, turns: list[tuple[str, list[Any]]
         read = [(call.name, call.arguments) for call in build_result(readings[0]).calls]
         if read != calls or readings[0] != readings[1]:
             raise ValueError(f"the format derived from the {source} does not read {text!r} back as {calls}")
+
+
+def check_think_markers(fmt: Format, source: str) -> None:
+    """No marker of the format is the start of one of its think tags, nor a think tag the start
+    of a marker: which of the two a stream reads would depend on where its chunks end (a block
+    opened by `<think` read as the think block whole, and as a call char by char)."""
+    markers = [marker for marker in fmt.markers if marker]
+    for pair in fmt.think_pairs:
+        for tag in pair:
+            for marker in markers:
+                if marker != tag and (tag.startswith(marker) or marker.startswith(tag)):
+                    raise ValueError(
+                        f"the {source}: the marker {marker!r} and the think tag {tag!r} cannot be told apart "
+                        "as a stream's chunks end"
+                    )

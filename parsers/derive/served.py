@@ -68,7 +68,7 @@ def _once(tokenizer: Any, key: tuple[str, ...], parser: str, make: Callable[[], 
         try:
             return make()
         except Exception as err:  # a refusal, or a template that does not render
-            return f"--tool-call-parser {parser}: {err}"
+            return f"{parser}: {err}"  # the tool parser of that name, or its reasoning parser
 
     derived, _ = per_tokenizer(tokenizer, key, made)
     if isinstance(derived, str):
