@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, RUF002  (DeepSeek's prefix is spelled with U+FF5C, the fullwidth bar)
 """How formats derived from chat templates alone read their named format's corpus.
 
 For every chat template of ours (`chat_templates/`) and every model template of llama.cpp's
@@ -47,8 +48,9 @@ def renames(fmt: Format, template: str) -> dict[str, str]:
     """Each marker of a derived format spelled anew, keeping its shape: its first word gets a prefix
     no format of ours uses (the same for every marker of that word, so a tag and its close stay a
     pair), and a tag is renamed by its stem (all but its `>`), so a drifted spelling of it in the
-    corpus (`</parameter1>`) is renamed with it. Only markers the template writes: a think pair it
-    never renders is the family's default, which a template cannot rename."""
+    corpus (`</parameter1>`) is renamed with it; a fullwidth-bar prefix (`｜DSML｜`) is renamed
+    wherever it stands, as templates assemble their tags from it. Only markers the template writes:
+    a think pair it never renders is the family's default, which a template cannot rename."""
     out = {}
     markers = [m for m in {*fmt.markers, *fmt.think_pairs[0]} if m in template]
     words: dict[str, str] = {}  # one new word per old one, so a tag and its close stay a pair
@@ -60,6 +62,9 @@ def renames(fmt: Format, template: str) -> dict[str, str]:
             continue
         new = words.setdefault(word.group(), f"zq{len(words)}{word.group()}")
         out[stem] = stem[: word.start()] + new + stem[word.end() :]
+        if (prefix := re.search("｜[A-Za-z]\\w*｜", marker)) is not None:  # DSML's prefix, which templates
+            old = prefix.group()  # assemble tags from: renamed wherever it stands
+            out[old] = f"｜{words.setdefault(old[1:-1], f'zq{len(words)}{old[1:-1]}')}｜"
     return out
 
 

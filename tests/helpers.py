@@ -351,9 +351,12 @@ def renamed(value: Any, renames: dict[str, str]) -> Any:
 DERIVED_FROM_RESPONSE = {f"derived_{model}": model for model, name in NAMED_BY_TEMPLATE.items() if name in RENAMES}
 """Test names of formats compiled from transformers' response templates with every marker renamed."""
 
-DERIVED_FROM_CHAT = {f"derived_chat_{name}": name for name in ("hermes_json", "glm_xml", "minimax_xml")}
+DERIVED_FROM_CHAT = {
+    f"derived_chat_{name}": name for name in ("hermes_json", "glm_xml", "minimax_xml", "gigachat_gcml")
+}
 """Test names of formats derived from our chat templates of one format per family that
-`from_chat_template` reads (JSON in markers, keys and values, invokes), every marker renamed."""
+`from_chat_template` reads (JSON in markers, keys and values, invokes, flagged invokes), every
+marker renamed."""
 
 DERIVED = [*DERIVED_FROM_RESPONSE, *DERIVED_FROM_CHAT]
 """The derived formats the properties every named format holds apply to (`subject`)."""

@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, RUF002  (DeepSeek's and GigaChat's markers are spelled with U+FF5C, the fullwidth bar)
 """Formats derived from a chat template alone (`from_chat_template`): on every template we have whose
 calls one of our data families reads, the derived format reads the named format's corpus exactly as
 the named format does, whole, char by char and in random chunks; the same with every marker the
@@ -273,3 +274,43 @@ def test_the_cli_derives_from_a_chat_template_file_or_a_model_folder(model_templ
     assert (report["derived_by"], report["family"]) == ("chat template", "QwenFunctions")
     exported = report["response_template"]
     assert from_response_template(exported).markers == FORMATS["qwen_xml"].markers
+
+
+FLAGGED = {
+    "deepseek-ai-DeepSeek-V3.2": "<｜DSML｜function_calls>",
+    "deepseek-ai-DeepSeek-V4": "<｜DSML｜tool_calls>",
+    "deepseek-ai-DeepSeek-V4-Flash-0731": "<｜DSML｜tool_calls>",
+}
+"""DeepSeek's own templates and the block tag each writes: `deepseek_dsml` reads three generations'
+spellings, a template shows its own."""
+
+
+@pytest.mark.parametrize(("model", "block"), sorted(FLAGGED.items()))
+def test_deepseeks_templates_derive_flagged_invokes_reading_their_generation_exactly(model_template, model, block):
+    """The derived format reads every `deepseek_dsml` corpus case written in its generation's
+    spelling (the block tag it writes, no other generation's) as the named format does, in every
+    chunking; the other generations' are what the template cannot show."""
+    from derive_scores import chunkings, events
+    from helpers import load_corpus
+
+    with logs_silenced():
+        derived = from_chat_template(model_template(model))
+        assert type(derived.spec).__name__ == "FlaggedInvokes" and derived.markers[0] == block
+        others = {"<｜DSML｜function_calls>", "<｜DSML｜tool_calls>", "<｜DSML｜ calls>"} - {block}
+        cases = [c for c in load_corpus("deepseek_dsml") if not c.get("options")]
+        own = [c for c in cases if block in c["text"] and not any(o in c["text"] for o in others)]
+        assert len(own) > 10
+        for case in own:
+            for chunks in chunkings(case["text"]):
+                named = events(FORMATS["deepseek_dsml"], chunks, case.get("tools"))
+                assert events(derived, chunks, case.get("tools")) == named, case["id"]
+
+
+def test_gigachat_35s_template_derives_its_format_exactly():
+    """Our `gigachat_gcml` template: the whole corpus; renamed (its tags are assembled from the
+    `｜GCML｜` prefix, renamed wherever it stands), all but a call drafted in a think block the
+    template never renders (`scripts/derive_scores.py`: 46 of 47)."""
+    with logs_silenced():
+        derived = from_chat_template(FORMATS["gigachat_gcml"].template_path.read_text(encoding="utf-8"))
+        assert type(derived.spec) is type(FORMATS["gigachat_gcml"].spec)
+        assert score(derived, "gigachat_gcml") == (47, 47)

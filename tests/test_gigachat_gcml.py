@@ -67,8 +67,8 @@ def test_the_string_attribute_decides_before_the_schema():
 def test_gcml_and_dsml_are_each_others_text():
     dsml = ds.write(CALLS)
     assert parse("gigachat_gcml", dsml, TOOLS).calls == []
-    assert parse("deepseek_dsml", gc.write(CALLS), TOOLS).calls == []
-    assert calls_of(parse("gigachat_gcml", gc.write(CALLS), TOOLS)) == CALLS
+    assert parse("deepseek_dsml", gc.FORMAT.write(CALLS), TOOLS).calls == []
+    assert calls_of(parse("gigachat_gcml", gc.FORMAT.write(CALLS), TOOLS)) == CALLS
 
 
 def test_our_template_writes_a_history_this_parser_reads(smollm2_tokenizer):
@@ -76,7 +76,7 @@ def test_our_template_writes_a_history_this_parser_reads(smollm2_tokenizer):
     assert out.endswith("assistant<|role_sep|>\n")
     assert "function result<|role_sep|>\nsunny<|message_sep|>" in out
     turn = out.split("assistant<|role_sep|>\n")[1].split("<|message_sep|>")[0]
-    assert turn == "Checking." + gc.write(CALLS)
+    assert turn == "Checking." + gc.FORMAT.write(CALLS)
     result = both_paths("gigachat_gcml", turn, TOOLS, smollm2_tokenizer)
     assert calls_of(result) == CALLS and result.content == "Checking."
 
@@ -91,12 +91,12 @@ def test_detect_names_this_format_for_our_template(smollm2_tokenizer):
 @pytest.mark.parametrize(
     ("text", "admitted"),
     [
-        (gc.write(CALLS), True),
-        (gc.write([("get_weather", {"city": "Oslo", "code": 7})]), True),  # code: string or integer
-        (gc.write([("get_weather", {"city": "Oslo", "days": "2"})]), False),  # days: string="true" for an integer
-        (gc.write([("get_weather", {"days": 2})]), False),  # city is required
+        (gc.FORMAT.write(CALLS), True),
+        (gc.FORMAT.write([("get_weather", {"city": "Oslo", "code": 7})]), True),  # code: string or integer
+        (gc.FORMAT.write([("get_weather", {"city": "Oslo", "days": "2"})]), False),  # days: string="true" for an integer
+        (gc.FORMAT.write([("get_weather", {"days": 2})]), False),  # city is required
     ],
 )
 def test_the_constraint_picks_string_by_the_schema(text, admitted):
-    grammar = tag_grammar(gc.required_constraint(ConstraintRequest(CLOSED)))
+    grammar = tag_grammar(gc.FORMAT.required_constraint(ConstraintRequest(CLOSED)))
     assert grammar_accepts(grammar, text) is admitted

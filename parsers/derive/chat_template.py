@@ -14,7 +14,10 @@ the tags around its name, each parameter's key and value. Those markers fill a f
 - `OPEN NAME` then `KOPEN KEY KCLOSE VOPEN VALUE VCLOSE` per argument, then `CLOSE`, each a tag:
   keys and values (`glm_xml`'s family), with the six tags and the line breaks between them;
 - `IOPEN "NAME">` then one `POPEN "KEY">VALUE PCLOSE` per argument, then `ICLOSE`, inside a block
-  (`S` .. `E`): invokes (`minimax_xml`'s grammar, the invoke family), with all six tags.
+  (`S` .. `E`): invokes (`minimax_xml`'s grammar, the invoke family), with all six tags;
+- `IOPEN name="NAME">` then one `POPEN name="KEY" string="true|false">VALUE PCLOSE` per argument
+  (a string raw, anything else JSON), then `ICLOSE`, inside a block: flagged invokes (DeepSeek
+  DSML's grammar in one dialect), with all six tags.
 
 The derived format must read the template's own renderings back as the calls rendered, or it is
 refused. A template that renders no call, or renders one no family of ours reads, is refused with
@@ -28,6 +31,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..formats.families.flagged_invokes import FlaggedInvokes, flagged_dialect
 from ..formats.families.invokes import Invokes
 from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.key_values import KeyValueFormat, KeyValueTags
@@ -73,7 +77,7 @@ def from_chat_template(
         raise ValueError(f"the chat template renders no call: an assistant call to {CALL_A[0]} is not in its turn")
     think = _think_pair(render)
     errors = []
-    for derive in (_json_blocks, _qwen_functions, _key_values, _invokes):
+    for derive in (_json_blocks, _qwen_functions, _key_values, _invokes, _flagged_invokes):
         try:
             fmt = derive(one, two, think, name)
             check_think_markers(fmt, "chat template")
@@ -370,3 +374,47 @@ def _invokes(one: str, two: str | None, think: tuple[str, str], name: str) -> Fo
         models="a model with this chat template",
     )
     return spec.format(__name__)
+
+
+def _flagged_invokes(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
+    """`S` / `IOPEN name="NAME">` / one `POPEN name="KEY" string="true|false">VALUE PCLOSE` line per
+    argument / `ICLOSE` / `E`, each on a line of its own: the flagged-invoke family."""
+    call_name, arguments = CALL_A
+    at = one.find(f' name="{call_name}">')
+    invoke_open = _line_around(one, at)[0].strip() if at >= 0 else ""
+    lines = [line.strip() for line in one[at:].split("\n")] if at >= 0 else []
+    if not invoke_open or not lines or lines[0] != f'name="{call_name}">':
+        raise ValueError('flagged invokes: the call\'s name is not written as OPEN name="NAME"> on a line of its own')
+    start = one[: one.rfind(invoke_open, 0, at)].strip().rsplit("\n", 1)[-1].strip()
+    params = lines[1 : 1 + len(arguments)]
+    first = params[0] if params else ""
+    param_open = first.split(' name="', 1)[0]
+    key, value = next(iter(arguments.items()))
+    head = f'{param_open} name="{key}" string="{_flag(value)}">{_raw(value)}'
+    param_close = first.removeprefix(head) if first.startswith(head) else ""
+    written = [f'{param_open} name="{k}" string="{_flag(v)}">{_raw(v)}{param_close}' for k, v in arguments.items()]
+    if not param_open or not param_close.strip() or params != written:
+        raise ValueError(
+            'flagged invokes: a parameter is not written as POPEN name="KEY" string="true|false">VALUE PCLOSE'
+        )
+    tail = [line for line in lines[1 + len(arguments) :] if line]
+    if not start or len(tail) != 2 or not _is_tag_text(tail[0]):
+        raise ValueError("flagged invokes: a call does not end in its close tag, then the block's end")
+    dialect = flagged_dialect(start, tail[1], invoke_open, tail[0], param_open, param_close)
+    spec = FlaggedInvokes(
+        name,
+        f'{start}{invoke_open} name="f">{param_open} name="p" string="true">v{param_close}{tail[0]}{tail[1]}, '
+        "from a chat template",
+        dialect,
+        think=think,
+        models="a model with this chat template",
+    )
+    return spec.format(__name__)
+
+
+def _flag(value: Any) -> str:
+    return "true" if isinstance(value, str) else "false"
+
+
+def _raw(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)

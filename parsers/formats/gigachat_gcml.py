@@ -14,7 +14,8 @@ Grammar, as this machine reads it (`G` is `｜GCML｜`)::
     ATTRS     := (\\s+ NAME '="' [^"]* '"')* \\s*          # at most 2 * max_name + 64 characters
 
 GCML is DeepSeek's DSML (V4's dialect) with GigaChat's prefix `｜GCML｜` in place of `｜DSML｜`:
-the same machine (`deepseek_dsml`'s stream with this one dialect), so ATTRS, VALUE, what ends a
+the same machine (`deepseek_dsml`'s stream with this one dialect; this format is one value of the
+flagged-invoke family, `families/flagged_invokes.py`), so ATTRS, VALUE, what ends a
 value, the JSON body and every error case are as that format's section says. An invoke names its
 tool in `name`; a parameter its key in `name` and what VALUE is in `string`: `"true"` is the raw
 text verbatim (`02134` and `line 1\\n"quoted"` stay as written); `"false"` says JSON, typed by the
@@ -38,140 +39,17 @@ GigaChat 3 and 3.1 (`gigachat_json`) write one JSON call object after a role hea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from ..core.typed_values import schema_types
-from .call_blocks import raw_value
-from .constraints import (
-    Element,
-    const,
-    finite_number,
-    json_value,
-    one_of,
-    opens_object,
-    optional,
-    raw_text,
-    regex,
-    repeated,
-    sequence,
-    structural,
-    tag,
-    triggered,
-)
-from .deepseek_dsml import DeepSeekDsmlStream, Dialect, dialect, writable_values
-from .spec import Call, ConstraintRequest, Format
+from .deepseek_dsml import dialect
+from .families.flagged_invokes import FlaggedInvokes
 
 GCML = "｜GCML｜"
 DIALECT = dialect("tool_calls", "", "", prefix=GCML)
-TAGS = DIALECT.tags
-PARAM_CLOSE = DIALECT.param_close
 
-
-class GigaChatGcmlStream(DeepSeekDsmlStream):
-    """Incremental parser for one response in GigaChat 3.5's GCML (`deepseek_dsml`'s machine with
-    GigaChat's one dialect)."""
-
-    format_name = "gigachat_gcml"
-    tags = TAGS
-    dialects: tuple[Dialect, ...] = (DIALECT,)
-
-
-# -- the spec --------------------------------------------------------------------------------------
-
-
-def _parameter(key: str, value: Any) -> str:
-    kind = "true" if isinstance(value, str) else "false"
-    return f'{TAGS.param_open} name="{key}" string="{kind}">{raw_value(value)}{PARAM_CLOSE}'
-
-
-def write(calls: Sequence[Call]) -> str:
-    """One block of invokes, a tag a line: strings raw with `string="true"`, everything else JSON
-    with `string="false"`."""
-    invokes = []
-    for name, arguments in calls:
-        params = "".join(_parameter(k, v) + "\n" for k, v in arguments.items())
-        invokes.append(f'{TAGS.call_open} name="{name}">\n{params}{TAGS.call_close}\n')
-    return f"{TAGS.start}\n{''.join(invokes)}{TAGS.end}"
-
-
-def _value(key: str, schema: Any) -> Element:
-    """One parameter of `schema`: raw text with `string="true"` where it admits a string, JSON of it
-    with `string="false"` where it admits anything else (no types: either)."""
-    types = schema_types(schema)
-    raw = tag(
-        f'{TAGS.param_open} name="{key}" string="true">', raw_text(schema, {"type": "any_text"}), PARAM_CLOSE + "\n"
-    )
-    as_json = tag(
-        f'{TAGS.param_open} name="{key}" string="false">',
-        finite_number(schema) or json_value(schema),
-        PARAM_CLOSE + "\n",
-    )
-    if types == {"string"}:
-        return raw
-    return one_of([raw, as_json]) if not types or "string" in types else as_json
-
-
-def _parameters(parameters: dict[str, Any], pinned: bool) -> Element:
-    """A call's parameters: a pinned tool's declared keys in their order (the required ones present),
-    then, unless the schema closes the object, any other keys with any text; an unpinned tool's: any
-    keys with any text."""
-    properties = parameters.get("properties") if pinned else None
-    properties = properties if isinstance(properties, dict) else {}
-    required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
-    elements = [_value(k, s) if k in required else optional(_value(k, s)) for k, s in properties.items()]
-    if not pinned or opens_object(parameters):
-        free = sequence(
-            const(f'{TAGS.param_open} name="'),
-            regex(r'[^"<>]+" string="(true|false)'),
-            tag('">', {"type": "any_text"}, PARAM_CLOSE + "\n"),
-        )
-        elements.append({"type": "star", "content": free})
-    if not elements:
-        return const("")
-    return elements[0] if len(elements) == 1 else sequence(*elements)
-
-
-def _block(request: ConstraintRequest, names: list[str]) -> Element:
-    invokes = [
-        tag(
-            f'{TAGS.call_open} name="{name}">\n',
-            _parameters(request.parameters(name), request.pins(name)),
-            f"{TAGS.call_close}\n",
-        )
-        for name in names
-    ]
-    return tag(TAGS.start + "\n", repeated(request, invokes), TAGS.end)
-
-
-def required_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """One block holding at least one invoke (at most one if `single`) that ends the output."""
-    return structural(_block(request, request.names))
-
-
-def auto_constraint(request: ConstraintRequest) -> dict[str, Any]:
-    """Strict `auto`: free text, where each block tag opens invokes of declared tools that follow
-    their schemas."""
-    return triggered(request, [TAGS.start], [_block(request, list(request.schemas))])
-
-
-def writes_name(name: str) -> bool:
-    """`name="NAME"` has no escaping, so no quote."""
-    return '"' not in name
-
-
-FORMAT = Format(
+FORMAT = FlaggedInvokes(
     "gigachat_gcml",
     '<｜GCML｜tool_calls><｜GCML｜invoke name="f"><｜GCML｜parameter name="p" string="true">v</｜GCML｜parameter>'
     "</｜GCML｜invoke></｜GCML｜tool_calls> (GigaChat 3.5)",
-    GigaChatGcmlStream,
-    write,
-    markers=(TAGS.start, TAGS.end, TAGS.call_open, TAGS.call_close, TAGS.param_open, PARAM_CLOSE),
-    required_constraint=required_constraint,
-    auto_constraint=auto_constraint,
-    writes_name=writes_name,
-    writes_value=writable_values(DIALECT),
-    typed_values=True,
+    DIALECT,
     sglang_names=("gigachat35",),
     models="Sber GigaChat 3.5 (432B-A28B, Reasoning)",
-)
+).format(__name__)
