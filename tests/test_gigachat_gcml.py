@@ -93,7 +93,10 @@ def test_detect_names_this_format_for_our_template(smollm2_tokenizer):
     [
         (gc.FORMAT.write(CALLS), True),
         (gc.FORMAT.write([("get_weather", {"city": "Oslo", "code": 7})]), True),  # code: string or integer
-        (gc.FORMAT.write([("get_weather", {"city": "Oslo", "days": "2"})]), False),  # days: string="true" for an integer
+        (
+            gc.FORMAT.write([("get_weather", {"city": "Oslo", "days": "2"})]),
+            False,
+        ),  # days: string="true" for an integer
         (gc.FORMAT.write([("get_weather", {"days": 2})]), False),  # city is required
     ],
 )
