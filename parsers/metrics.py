@@ -42,7 +42,12 @@ def _registered() -> dict[str, Any] | None:
         if _counters is None:
             try:
                 _counters = _register()
-            except ImportError:
+            except ImportError:  # no prometheus_client: nothing to count into
+                _counters = {}
+            except Exception:  # a name taken by another collector: counting off, said once
+                from .core.logs import logger
+
+                logger.warning("toolcall_parsers: operator metrics off (registration failed)", exc_info=True)
                 _counters = {}
     return _counters or None
 

@@ -190,7 +190,8 @@ def test_metrics_count_each_kind_of_output_exactly(client, hermes_server):
 
 def test_metrics_count_reasoning_blocks_closed_and_unclosed(client, hermes_server):
     """`--reasoning-parser hermes_json` on the same server: a block the model closes and one the
-    output ends inside, finished and then streamed."""
+    output ends inside, finished and then streamed; each response counted once (one the output
+    ends inside reasoning never reaches vLLM's tool parser when streamed: ours counts it)."""
     import urllib.request
 
     from test_metrics import counter_values
@@ -198,11 +199,15 @@ def test_metrics_count_reasoning_blocks_closed_and_unclosed(client, hermes_serve
     def blocks() -> dict:
         with urllib.request.urlopen(hermes_server.removesuffix("/v1") + "/metrics", timeout=60) as response:
             values = counter_values(response.read().decode())
-        return {
+        out = {
             (dict(labels)["mode"], dict(labels)["end"]): value
             for (name, labels), value in values.items()
             if name == "toolcall_parsers:reasoning_blocks_total" and dict(labels)["format"] == "hermes_json"
         }
+        for (name, labels), value in values.items():
+            if name == "toolcall_parsers:responses_total" and dict(labels)["format"] == "hermes_json":
+                out[(dict(labels)["mode"], "responses")] = value
+        return out
 
     def moved(before: dict, after: dict) -> dict:
         return {key: value - before.get(key, 0) for key, value in after.items() if value != before.get(key, 0)}
@@ -212,7 +217,15 @@ def test_metrics_count_reasoning_blocks_closed_and_unclosed(client, hermes_serve
     for raw in outputs:
         complete(client, raw)
     middle = blocks()
-    assert moved(before, middle) == {("finished", "closed"): 1, ("finished", "unclosed"): 1}
+    assert moved(before, middle) == {
+        ("finished", "closed"): 1,
+        ("finished", "unclosed"): 1,
+        ("finished", "responses"): 2,
+    }
     for raw in outputs:
         stream(client, raw)
-    assert moved(middle, blocks()) == {("streamed", "closed"): 1, ("streamed", "unclosed"): 1}
+    assert moved(middle, blocks()) == {
+        ("streamed", "closed"): 1,
+        ("streamed", "unclosed"): 1,
+        ("streamed", "responses"): 2,
+    }

@@ -39,7 +39,7 @@ def _calls(fmt: str, *calls: tuple[str, dict[str, Any]]) -> str:
     return get_format(fmt).write(list(calls))
 
 
-@pytest.mark.parametrize("fmt", ["hermes_json", "qwen_xml", "minimax_xml", "glm_xml", "deepseek_json"])
+@pytest.mark.parametrize("fmt", ["hermes_json", "qwen_xml", "minimax_xml", "glm_xml", "deepseek_json", "tagged"])
 def test_each_kind_of_output_is_counted_as_what_it_is(fmt):
     good = _calls(fmt, ("get_weather", {"city": "Paris"}))
     assert _tally(fmt, good) == (1, Tally(calls=1))
@@ -58,7 +58,54 @@ def test_each_kind_of_output_is_counted_as_what_it_is(fmt):
     calls, tally = _tally(fmt, good + "\n" + good, max_calls=1)
     assert (calls, tally.rejected) == (1, {"bound": 1})
     calls, tally = _tally(fmt, _calls(fmt, ("get_\ud800weather", {"city": "x"})))
-    assert (calls, tally.rejected) == (0, {"refused_name": 1})
+    # tagged's name ends at a character no name holds, so its line breaks there (malformed)
+    assert (calls, tally.rejected) == (0, {"malformed" if fmt == "tagged" else "refused_name": 1})
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_a_refused_undeclared_call_is_one_block_of_its_kind_in_every_format(fmt):
+    """With undeclared tools as text, one call to one is one span of kind `undeclared_tool` (the
+    markup left of its block counted with it), in every format whose writer it reads as a call."""
+    calls, tally = _tally(fmt, _calls(fmt, ("launch", {"city": "x"})), undeclared_as_text=True)
+    assert calls == 0
+    assert tally.rejected in ({"undeclared_tool": 1}, {}), tally  # {}: a format whose block needs a declared tool
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<tool_call>\nTOOLCALL_PARSERS_MAX_CALLS</tool_call>",  # an outside review: the output named a bound
+        "<tool_call>\n(TOOLCALL_PARSERS_MAX_CALLS)</tool_call>",
+        "<tool_call>\nthe request did not declare</tool_call>",
+    ],
+)
+def test_the_output_cannot_pick_its_own_kind(text):
+    """A reason quotes what the output wrote; what it quotes is not read when sorting."""
+    assert _tally("qwen_xml", text)[1].rejected == {"malformed": 1}
+
+
+def test_the_schema_audit_counts_only_what_it_could_check():
+    """A schema whose branches multiply past the audit's budget, or that cannot be used, counts no
+    schema failure (the call may be valid); a call its schema refuses still counts."""
+
+    def nest(depth: int) -> dict[str, Any]:
+        return {"type": "string"} if depth == 0 else {"anyOf": [nest(depth - 1) for _ in range(6)]}
+
+    heavy = {"type": "object", "properties": {"a": nest(4)}}
+    broken = {"type": "object", "properties": {"a": {"$ref": "http://example.com/schema.json"}}}
+    for parameters in (heavy, broken):
+        tools = [{"type": "function", "function": {"name": "f", "parameters": parameters}}]
+        stream = get_format("hermes_json").stream(tools)
+        stream.audit_schemas()
+        text = get_format("hermes_json").write([("f", {"a": 1})] * 3)
+        build_result(stream.feed(text) + stream.close())
+        assert (stream.tally.calls, stream.tally.schema_failures) == (3, 0)
+    assert _tally("hermes_json", _calls("hermes_json", ("get_weather", {"city": 5})))[1].schema_failures == 1
+
+
+def test_a_strict_call_to_an_undeclared_tool_is_counted_as_undeclared():
+    calls, tally = _tally("hermes_json", _calls("hermes_json", ("launch", {})), strict=True)
+    assert (calls, tally.rejected) == (0, {"undeclared_tool": 1})
 
 
 def test_a_malformed_block_is_counted_malformed():

@@ -146,7 +146,7 @@ class GemmaLexer:
                 return ("bad", f"{c!r} cannot start a key", pos, pos + 1)
             end = m.end()
             if end - pos > self._max:
-                return ("bad", f"a key longer than {self._max} characters", pos, end)
+                return ("bad", f"a key longer than {self._max} characters (a TOOLCALL_PARSERS_ bound)", pos, end)
             if _BLANKS.match(text, end, end + self._max + 1).end() == len(text):  # type: ignore[union-attr]
                 return None  # the key may go on after its space (`my key`)
             return ("key", text[pos:end], pos, end)
@@ -164,7 +164,12 @@ class GemmaLexer:
             m = stops.search(text, i, limit)
             if m is None or m.start() - pos > self._max:
                 if len(text) - pos > self._max:
-                    return ("bad", f"a bare value longer than {self._max} characters", pos, pos + self._max)
+                    return (
+                        "bad",
+                        f"a bare value longer than {self._max} characters (a TOOLCALL_PARSERS_ bound)",
+                        pos,
+                        pos + self._max,
+                    )
                 return None
             j = m.start()
             if m.group() == "," and not in_list and text[j + 1 : j + 2] in (" ", ""):
@@ -191,7 +196,12 @@ class GemmaLexer:
         m = (_JSON_QUOTED if quote == '"' else _SINGLE_QUOTED).match(text, pos, pos + self._max + 2)
         if m is None:
             if len(text) - pos > self._max + 1:
-                return ("bad", f"a quoted value longer than {self._max} characters", pos, pos + 1)
+                return (
+                    "bad",
+                    f"a quoted value longer than {self._max} characters (a TOOLCALL_PARSERS_ bound)",
+                    pos,
+                    pos + 1,
+                )
             return None
         body = m.group()
         try:

@@ -171,7 +171,7 @@ class PythonLexer:
         if end == pos:  # a character Python takes as a name's start but `\w` does not (U+2118)
             return ("op", text[pos], pos, pos + 1)
         if end - pos > bound:
-            return ("bad", f"a {kind} longer than {bound} characters", pos, end)
+            return ("bad", f"a {kind} longer than {bound} characters (a TOOLCALL_PARSERS_ bound)", pos, end)
         if end == len(text):
             return None
         word = text[pos:end]

@@ -36,6 +36,10 @@ MAX_CHECKED_DEPTH = 64
 BUDGET_BASE = 100_000
 BUDGET_PER_CHAR = 20
 """Keyword evaluations one check may spend: a base, plus this much per character of arguments."""
+AUDIT_BASE = 500
+AUDIT_PER_CHAR = 2
+"""An audit's budget (`SchemaCheck.refuses`): counting a call for the operator costs far less than
+refusing it under strict may, whatever schema a request sends (a plain schema takes tens)."""
 
 
 class _OverBudget(Exception):
@@ -87,6 +91,20 @@ class SchemaCheck:
             return None
         where = "".join(f"[{p!r}]" for p in error.absolute_path) or "the arguments"
         return f"{where}: {shorten(error.message, 160)}"
+
+    def refuses(self, name: str, arguments: dict[str, Any], chars: int) -> bool:
+        """For the operator's count of calls that break their schema (`core.tally`): True only where
+        the check ran, within `AUDIT_BASE` plus `AUDIT_PER_CHAR` per character of the arguments
+        (`chars`), and found an error; a check that cannot run (no such tool, nesting too deep, a
+        schema it cannot use, over budget) counts nothing."""
+        if name not in self._schemas or _depth(arguments) > MAX_CHECKED_DEPTH:
+            return False
+        _budget.left = AUDIT_BASE + AUDIT_PER_CHAR * chars
+        try:
+            validator = self._validators.get(name) or self._validator(name)
+            return next(iter(validator.iter_errors(arguments)), None) is not None
+        except Exception:  # over budget, RecursionError, an unusable schema, no jsonschema
+            return False
 
     def _validator(self, name: str) -> Any:
         """The tool's validator: built once per distinct schema in the process (agents send the same

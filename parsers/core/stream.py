@@ -360,7 +360,7 @@ class FormatStream:
         tally.calls += 1
         if not self.tools.knows(name):
             tally.undeclared_calls += 1
-        elif self._audit is not None and not checked and self._audit.reason(name, arguments, "") is not None:
+        elif self._audit is not None and not checked and self._audit.refuses(name, arguments, self._call_chars):
             tally.schema_failures += 1
 
     def _refused(self, name: str, arguments: dict[str, Any], arguments_json: str) -> bool:
@@ -372,7 +372,7 @@ class FormatStream:
         self._held = None
         self._warn(f"a strict call to {name!r} that its schema refuses ({reason}); kept as text")
         written = self._write_refused(name, arguments)
-        self.tally.reject("schema", len(written))
+        self.tally.reject("schema" if name in self.tools.schemas else "undeclared_tool", len(written))
         self._text(written)
         return True
 
@@ -409,7 +409,6 @@ class FormatStream:
         """An internal error: drop what the failed step produced, log once, and pass through what
         the format holds plus the text from the failed step on, so nothing is lost or repeated."""
         logger.exception("%s: internal parser error; passing the rest of the output through", self.format_name)
-        self.tally.reject("internal_error", 0)
         self._failed = True
         self._held = None
         del self._out[self._step_mark :]
@@ -418,6 +417,7 @@ class FormatStream:
         except Exception:
             pending = ""
         text, self._text_in = self._text_in[self._step_at :], ""
+        self.tally.reject("internal_error", len(pending + text))
         self._text(pending + text)
         self._buf = ""
 

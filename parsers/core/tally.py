@@ -6,18 +6,24 @@ per delta, and the count and the log line come from the same reason.
 Every span a format gives back as text has one reason (the text of its log line); `reason_kind`
 sorts it into one of `KINDS`, by the rules the core's messages follow: a bound's message names its
 `TOOLCALL_PARSERS_*` setting, a cut call's starts "the output ended", an undeclared tool's says the
-request did not declare it, a refused name's says what is wrong with the name. Everything else is
+request did not declare it, a refused name's says what is wrong with the name; what a reason quotes
+of the output (`repr`) is dropped first, so no output picks its own kind. Everything else is
 malformed.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 KINDS = ("malformed", "truncated", "undeclared_tool", "refused_name", "bound", "schema", "internal_error")
 """Why a span that looked like a call was given back as text (`schema`: a strict call its schema
 refuses; `internal_error`: a parser error, the rest of the output passed through)."""
 
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+"""Model text a reason quotes (`repr`): dropped before sorting, so the output cannot pick its kind."""
+_BOUND = re.compile(r"\((?:a )?TOOLCALL_PARSERS_[A-Z_]*(?: bound)?\)\)*\Z")
+"""A bound's reason ends naming its setting (nested in other reasons' parentheses)."""
 _UNDECLARED = ("did not declare", "is not a tool the request declares")
 _REFUSED_NAME = (
     "lone surrogate",
@@ -30,8 +36,9 @@ _REFUSED_NAME = (
 
 
 def reason_kind(reason: str) -> str:
-    """The kind (`KINDS`) of a rejected span's logged reason."""
-    if "TOOLCALL_PARSERS_" in reason:
+    """The kind (`KINDS`) of a rejected span's logged reason (what it quotes of the output aside)."""
+    reason = _QUOTED.sub("", reason)
+    if _BOUND.search(reason):
         return "bound"
     if reason.startswith("the output ended"):
         return "truncated"

@@ -108,7 +108,7 @@ class Step3XmlStream(MiniMaxXmlStream):
             if m.end() > pos:
                 self._label += m.end() - pos
                 if self._label > longest:
-                    raise NotACall("the text before the invoke is too long")
+                    raise NotACall("the text before the invoke is too long (TOOLCALL_PARSERS_MAX_NAME)")
                 self._raw.append(m.group())
                 return m.end()
         wanted = {0: (TYPE, INVOKE_OPEN), 1: (SEP,), 2: (INVOKE_OPEN,)}[self._head_step]

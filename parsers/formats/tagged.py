@@ -76,6 +76,7 @@ class TaggedStream(FormatStream):
         self._line_end = MarkerScanner(["\n", end_marker])
         self._state = _TEXT
         self._block_calls = 0  # calls finished in the current block
+        self._rejections_at_block = 0  # spans given back before the current block (`tally`)
         self._reset_line()
         self._readers = {
             _TEXT: self._scan_text,
@@ -101,6 +102,7 @@ class TaggedStream(FormatStream):
         if m is not None:
             self._raw = [m.group()]
             self._block_calls = 0
+            self._rejections_at_block = self.tally.rejections  # spans given back before this block
             self._state = _LINE
         return at
 
@@ -218,7 +220,9 @@ class TaggedStream(FormatStream):
 
     def _end_block(self) -> None:
         if self._block_calls == 0:
-            self._reject("a tool-call block without a call line", "".join(self._raw) + self._end_marker)
+            refused = self.tally.rejections > self._rejections_at_block  # a call line of the block was
+            span = "".join(self._raw) + self._end_marker
+            self._reject("a tool-call block without a call line", span, rest_of_last=refused)
         self._raw = []
         self._state = _TEXT
 

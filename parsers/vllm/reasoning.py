@@ -49,6 +49,7 @@ from vllm.reasoning import ReasoningParser
 
 from .. import metrics
 from ..core.reasoning import CallReading, Reasoning, ReasoningSplit, generation_start, template_start
+from ..core.tally import Tally
 from ..core.tokens import vocabulary
 from ..formats import Format, get_format
 from .served_template import server_chat_template
@@ -242,11 +243,14 @@ class FormatReasoningParser(ReasoningParser):
         if split is None or split.ended:
             return None
         request = self._request
-        pieces = split.close(calls=_calls(self._format, request))
+        calls = _calls(self._format, request)
+        pieces = split.close(calls=calls)
         self._count(split)
         delta = _delta([p for p in pieces if isinstance(p, Reasoning)])
         answer = "".join(p.text for p in pieces if not isinstance(p, Reasoning))
         if not answer:
+            if calls is not False:  # vLLM never ran the tool parser: the response is counted here
+                metrics.record_response("vllm", self._format.name, "streamed", Tally())
             return delta
         from .parsers import tool_parser_class
 
