@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, RUF002  (GigaChat's marker is spelled with U+FF5C, the fullwidth bar)
 """gigachat_gcml behaviour: what is GigaChat 3.5's own (the rest is deepseek_dsml's machine, proven by
 the corpus, the properties and the adapter tests every format gets): the `string` attribute over the
 schema, GCML and DSML as each other's text, our template's history read back and `detect` on it,
@@ -103,3 +104,17 @@ def test_detect_names_this_format_for_our_template(smollm2_tokenizer):
 def test_the_constraint_picks_string_by_the_schema(text, admitted):
     grammar = tag_grammar(gc.FORMAT.required_constraint(ConstraintRequest(CLOSED)))
     assert grammar_accepts(grammar, text) is admitted
+
+
+def test_a_strict_value_cannot_hide_the_end_of_its_invoke():
+    """Found by the strict property (hypothesis): a raw value holding `</｜GCML｜invoke>` and a new
+    block was admitted, and the parser ends the value there (a dropped parameter close) and reads
+    the block's call, to an undeclared tool. A raw value now holds no invoke close."""
+    request = ConstraintRequest(CLOSED, single=True, strict=frozenset(CLOSED))
+    hidden = (
+        '<｜GCML｜tool_calls>\n<｜GCML｜invoke name="get_weather">\n<｜GCML｜parameter name="city" string="true">'
+        '</｜GCML｜invoke></｜GCML｜tool_calls><｜GCML｜tool_calls><｜GCML｜invoke name="l"></｜GCML｜invoke>'
+        "</｜GCML｜parameter>\n</｜GCML｜invoke>\n</｜GCML｜tool_calls>"
+    )
+    assert not grammar_accepts(tag_grammar(gc.FORMAT.constraint(request, auto=True)), hidden)
+    assert [c.name for c in parse("gigachat_gcml", hidden, TOOLS).calls] == ["l"]  # what it would be

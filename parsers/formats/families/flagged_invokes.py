@@ -87,12 +87,20 @@ class FlaggedInvokes:
             invokes.append(f'{tags.call_open} name="{name}">\n{params}{tags.call_close}\n')
         return f"{tags.start}\n{''.join(invokes)}{tags.end}"
 
+    @property
+    def _text(self) -> Element:
+        """A raw value: any text holding neither a parameter's close nor an invoke's, either of
+        which the parser may end the value at (an invoke's close there means the model dropped the
+        parameter's, and the invoke breaks), so no value hides the end of its invoke and a call
+        after it."""
+        return {"type": "any_text", "excludes": [self.dialect.param_close, self.tags.call_close]}
+
     def _value(self, key: str, schema: Any) -> Element:
         """One parameter of `schema`: raw text with `string="true"` where it admits a string, JSON
         of it with `string="false"` where it admits anything else (no types: either)."""
         param_open, close = self.tags.param_open, self.dialect.param_close + "\n"
         types = schema_types(schema)
-        raw = tag(f'{param_open} name="{key}" string="true">', raw_text(schema, {"type": "any_text"}), close)
+        raw = tag(f'{param_open} name="{key}" string="true">', raw_text(schema, self._text), close)
         as_json = tag(f'{param_open} name="{key}" string="false">', finite_number(schema) or json_value(schema), close)
         if types == {"string"}:
             return raw
@@ -110,7 +118,7 @@ class FlaggedInvokes:
             free = sequence(
                 const(f'{self.tags.param_open} name="'),
                 regex(r'[^"<>]+" string="(true|false)'),
-                tag('">', {"type": "any_text"}, self.dialect.param_close + "\n"),
+                tag('">', self._text, self.dialect.param_close + "\n"),
             )
             elements.append({"type": "star", "content": free})
         if not elements:
