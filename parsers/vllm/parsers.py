@@ -150,6 +150,14 @@ class FromResponseTemplateToolParser(FormatToolParser):
         return served_format(tokenizer)
 
 
+def _served_chat_format(tokenizer: Any) -> Format:
+    """The format the served chat template (`--chat-template`, else the tokenizer's) teaches: the
+    tool parser and the reasoning parser of `from_chat_template` read the same one."""
+    from .served_template import server_chat_template
+
+    return chat_format(tokenizer, server_chat_template()[0])
+
+
 class FromChatTemplateToolParser(FormatToolParser):
     """`--tool-call-parser from_chat_template`: the format the served chat template teaches, derived
     by rendering it (`derive.chat_template`), where no named format of ours reads it (`auto` serves
@@ -159,9 +167,7 @@ class FromChatTemplateToolParser(FormatToolParser):
     structural_tag_model = OWN_TAG_MODEL
 
     def _served_format(self, tokenizer: Any) -> Format:
-        from .served_template import server_chat_template
-
-        return chat_format(tokenizer, server_chat_template()[0])
+        return _served_chat_format(tokenizer)
 
 
 class FromResponseTemplateReasoningParser(FormatReasoningParser):
@@ -181,9 +187,7 @@ class FromChatTemplateReasoningParser(FormatReasoningParser):
     format_name = CHAT_NAME
 
     def _served_format(self, tokenizer: Any) -> Format:
-        from .served_template import server_chat_template
-
-        return chat_format(tokenizer, server_chat_template()[0])
+        return _served_chat_format(tokenizer)
 
 
 DERIVED_PARSERS: dict[str, type[FormatToolParser]] = {

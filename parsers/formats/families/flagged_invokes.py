@@ -32,6 +32,7 @@ from ..constraints import (
     triggered,
 )
 from ..deepseek_dsml import DeepSeekDsmlStream, Dialect, writable_values
+from ..minimax_xml import writes_name
 from ..spec import Call, Constraint, ConstraintRequest, Format, Writer
 from . import format_stream
 
@@ -173,8 +174,3 @@ class FlaggedInvokes:
             models=self.models,
             spec=self,
         )
-
-
-def writes_name(name: str) -> bool:
-    """`name="NAME"` has no escaping, so no quote."""
-    return '"' not in name
