@@ -352,11 +352,12 @@ DERIVED_FROM_RESPONSE = {f"derived_{model}": model for model, name in NAMED_BY_T
 """Test names of formats compiled from transformers' response templates with every marker renamed."""
 
 DERIVED_FROM_CHAT = {
-    f"derived_chat_{name}": name for name in ("hermes_json", "glm_xml", "minimax_xml", "gigachat_gcml")
+    f"derived_chat_{name}": name
+    for name in ("hermes_json", "glm_xml", "minimax_xml", "gigachat_gcml", "deepseek_json", "mistral_json")
 }
 """Test names of formats derived from our chat templates of one format per family that
-`from_chat_template` reads (JSON in markers, keys and values, invokes, flagged invokes), every
-marker renamed."""
+`from_chat_template` reads (JSON in markers, keys and values, invokes, flagged invokes, named JSON
+in sections and, Mistral's, without them), every marker renamed."""
 
 DERIVED = [*DERIVED_FROM_RESPONSE, *DERIVED_FROM_CHAT]
 """The derived formats the properties every named format holds apply to (`subject`)."""

@@ -9,6 +9,8 @@ teach no call or no family of ours are refused with the reason; a format none of
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 
 import pytest
 from derive_scores import renamed, renames, score
@@ -314,3 +316,133 @@ def test_gigachat_35s_template_derives_its_format_exactly():
         derived = from_chat_template(FORMATS["gigachat_gcml"].template_path.read_text(encoding="utf-8"))
         assert type(derived.spec) is type(FORMATS["gigachat_gcml"].spec)
         assert score(derived, "gigachat_gcml") == (47, 47)
+
+
+DS_CALL, DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"
+WRAPPED = re.compile(r'<｜tool▁sep｜>[^{]*\{\s*"(arguments|input)"')
+"""DeepSeek's wrapped arguments, which `deepseek_json` takes off (a model's habit no template shows)."""
+
+
+def _calls(text: str, marker: str) -> list[str]:
+    return text.split(marker)[1:]
+
+
+def _deepseek_v31(text: str) -> bool:
+    return DS_CALL in text and "```" not in text and not WRAPPED.search(text)
+
+
+def _deepseek_r1(text: str) -> bool:
+    calls = _calls(text, DS_CALL)
+    v3 = [
+        c.lstrip().startswith(f"function{DS_SEP}") and not c.lstrip().startswith(f"function{DS_SEP}{{") for c in calls
+    ]
+    return bool(calls) and all(v3) and not WRAPPED.search(text)
+
+
+def _kimi(text: str) -> bool:
+    calls = _calls(text, "<|tool_call_begin|>")
+    header = re.compile(r"\s*functions\.[^\s<:]+:[0-9]+\s*<\|tool_call_argument_begin\|>")
+    return "<|tool_calls_section_begin|>" in text and "<think>" not in text and all(map(header.match, calls))
+
+
+def _mistral(with_ids: bool) -> Callable[[str], bool]:
+    header = re.compile(r"[A-Za-z0-9_.-]+" + (r"(\[CALL_ID\][A-Za-z0-9]{9})?" if with_ids else "") + r"\[ARGS\]")
+
+    def own(text: str) -> bool:
+        calls = _calls(text, "[TOOL_CALLS]")
+        return bool(calls) and "[THINK]" not in text and all(map(header.match, calls))
+
+    return own
+
+
+NAMED_JSON = {
+    "deepseek-ai-DeepSeek-V3.1": ("deepseek_json", _deepseek_v31),
+    "ours: deepseek_json": ("deepseek_json", _deepseek_v31),
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": ("deepseek_json", _deepseek_r1),
+    "moonshotai-Kimi-K2": ("kimi_json", _kimi),
+    "unsloth-mistral-Devstral-Small-2507": ("mistral_json", _mistral(with_ids=False)),
+    "mistralai-Ministral-3-14B-Reasoning-2512": ("mistral_json", _mistral(with_ids=False)),
+    "Mistral-Small-3.2-24B-Instruct-2506": ("mistral_json", _mistral(with_ids=True)),
+    "ours: mistral_json": ("mistral_json", _mistral(with_ids=True)),
+}
+"""Templates that write a call as its name, a separator and its JSON arguments, and which corpus
+cases are written in the spelling each shows: DeepSeek V3.1's `NAME<｜tool▁sep｜>{..}`, R1's
+`function<｜tool▁sep｜>NAME` and a fence, Kimi K2's `functions.NAME:0` in its plural section,
+Mistral's `[TOOL_CALLS]NAME[ARGS]{..}` (with Small 3.2's `[CALL_ID]` and a nine-character id).
+The other cases are what the named format reads beyond the template: another generation's
+spelling, DeepSeek's wrapped arguments, Kimi's ids that name no tool and calls in an unclosed think
+block, Mistral's JSON lists and `[THINK]`."""
+
+
+@pytest.mark.parametrize("where", sorted(NAMED_JSON))
+def test_named_json_templates_derive_their_spelling_exactly(model_template, where):
+    """The derived format is the named-JSON family's and reads every corpus case of its template's
+    spelling as the named format does, in every chunking; renamed, the same markers come out anew."""
+    from derive_scores import chunkings, events
+    from helpers import load_corpus
+
+    named, own = NAMED_JSON[where]
+    template = (
+        FORMATS[where.removeprefix("ours: ")].template_path.read_text(encoding="utf-8")
+        if where.startswith("ours: ")
+        else model_template(where)
+    )
+    with logs_silenced():
+        derived = from_chat_template(template)
+        assert type(derived.spec).__name__ == "NamedJson"
+        cases = [c for c in load_corpus(named) if not c.get("options") and own(c["text"])]
+        assert len(cases) >= 10
+        for case in cases:
+            for chunks in chunkings(case["text"]):
+                want = events(FORMATS[named], chunks, case.get("tools"))
+                assert events(derived, chunks, case.get("tools")) == want, case["id"]
+        table = renames(derived, template)
+        again = from_chat_template(renamed(template, table))
+        assert again.markers == tuple(renamed(m, table) for m in derived.markers)
+
+
+SECTIONED = (
+    "{% if loop.first %}<|calls|>{% endif %}<|call|>{{ tc.function.name }}<|args|>"
+    "{{ tc.function.arguments | tojson }}<|/call|>{% if loop.last %}<|/calls|>{% endif %}"
+)
+
+
+def test_named_json_of_invented_markers_is_derived_and_read():
+    """A template of invented markers that writes each call as its name, a separator and its JSON
+    arguments in a section: the named-JSON family, read string-aware, in any chunking, with the
+    section's and the call's ends missing, and no arguments where the call's end follows at once."""
+    fmt = from_chat_template(PROBE_TEMPLATE.replace("CALLS", SECTIONED))
+    assert fmt.markers == ("<|calls|>", "<|call|>", "<|args|>", "<|/call|>", "<|/calls|>")
+    text = 'Sure.<|calls|><|call|>f<|args|>{"a": "<|/call|><|call|>g"}<|/call|><|call|>g<|args|><|/call|>'
+    want = [("f", {"a": "<|/call|><|call|>g"}), ("g", {})]
+    for chunks in ([text], list(text)):
+        stream = fmt.stream()
+        events = [e for chunk in chunks for e in stream.feed(chunk)] + stream.close()
+        from toolcall_parsers.core.events import build_result
+
+        result = build_result(events)
+        assert [(c.name, c.arguments) for c in result.calls] == want
+        assert result.content == "Sure."
+    cut = parse(fmt, 'x<|calls|><|call|>f<|args|>{"a": 1}<|call|>g<|args|>{"b"')
+    assert [(c.name, c.arguments) for c in cut.calls] == [("f", {"a": 1})]
+    assert cut.content == 'x<|call|>g<|args|>{"b"'
+
+
+def test_named_json_keeps_the_counter_header_as_the_id():
+    """A counter after the name (Kimi K2's `functions.NAME:0`): the header as the model wrote it is
+    the call's id, once per response; a second use of it gets another."""
+    counted = SECTIONED.replace("}}<|args|>", "}}#{{ loop.index0 }}<|args|>")
+    fmt = from_chat_template(PROBE_TEMPLATE.replace("CALLS", counted))
+    assert (fmt.spec.counter, fmt.own_ids) == ("#", True)
+    text = "<|calls|><|call|>f#0<|args|>{}<|/call|><|call|>f#0<|args|>{}<|/call|><|call|>g#7<|args|>{}<|/calls|>"
+    calls = parse(fmt, text).calls
+    assert [c.name for c in calls] == ["f", "f", "g"]
+    assert calls[0].id == "f#0" and calls[2].id == "g#7" and calls[1].id not in ("f#0", "g#7")
+
+
+def test_named_json_without_a_marker_between_name_and_arguments_is_refused():
+    """A name and its JSON told apart by a space alone (our `tagged`'s way) is no marker: refused,
+    with the named-JSON reason among the families' reasons."""
+    spaced = "<<T>>{{ tc.function.name }} {{ tc.function.arguments | tojson }}"
+    with pytest.raises(ValueError, match="named JSON: the name and its arguments are not told apart"):
+        from_chat_template(PROBE_TEMPLATE.replace("CALLS", spaced))

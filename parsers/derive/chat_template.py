@@ -15,6 +15,9 @@ the tags around its name, each parameter's key and value. Those markers fill a f
   keys and values (`glm_xml`'s family), with the six tags and the line breaks between them;
 - `IOPEN "NAME">` then one `POPEN "KEY">VALUE PCLOSE` per argument, then `ICLOSE`, inside a block
   (`S` .. `E`): invokes (`minimax_xml`'s grammar, the invoke family), with all six tags;
+- `BEGIN [PREFIX] NAME [COUNTER 0 | ID_MARKER ID] SEP {..} [TAIL] [END]` per call, perhaps in a section
+  (`S` .. `E`): named JSON (the family of DeepSeek V3.1's, R1's, Kimi K2's and Mistral's calls),
+  with the markers each part of that header, the pieces around the arguments and the section;
 - `IOPEN name="NAME">` then one `POPEN name="KEY" string="true|false">VALUE PCLOSE` per argument
   (a string raw, anything else JSON), then `ICLOSE`, inside a block: flagged invokes (DeepSeek
   DSML's grammar in one dialect), with all six tags.
@@ -35,6 +38,7 @@ from ..formats.families.flagged_invokes import FlaggedInvokes, flagged_dialect
 from ..formats.families.invokes import Invokes
 from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.key_values import KeyValueFormat, KeyValueTags
+from ..formats.families.named_json import NamedJson
 from ..formats.families.qwen_functions import QwenFunctions
 from ..formats.spec import Call, Format
 from .probe import PROBE_CALLS, check_reads_back, check_think_markers
@@ -77,7 +81,7 @@ def from_chat_template(
         raise ValueError(f"the chat template renders no call: an assistant call to {CALL_A[0]} is not in its turn")
     think = _think_pair(render)
     errors = []
-    for derive in (_json_blocks, _qwen_functions, _key_values, _invokes, _flagged_invokes):
+    for derive in (_json_blocks, _named_json, _qwen_functions, _key_values, _invokes, _flagged_invokes):
         try:
             fmt = derive(one, two, think, name)
             check_think_markers(fmt, "chat template")
@@ -418,3 +422,96 @@ def _flag(value: Any) -> str:
 
 def _raw(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
+
+
+_PIECE = re.compile(r"<+[^<>\n]*>+|\[+[^\[\]\n]*\]+|\s+|[^\s<\[]+|.", re.S)
+"""A rendering cut into pieces: a tag (`<..>`, `<<..>>`), a bracketed token (`[..]`), whitespace, a
+word."""
+
+
+def _pieces(text: str) -> list[str]:
+    return _PIECE.findall(text)
+
+
+def _is_marker(piece: str) -> bool:
+    return len(piece) > 2 and piece[0] + piece[-1] in ("<>", "[]")
+
+
+def _arguments_at(text: str, arguments: dict[str, Any], start: int = 0) -> tuple[int, int]:
+    """Where the JSON object equal to `arguments` stands in `text`, from `start`."""
+    decoder = json.JSONDecoder()
+    at = text.find("{", start)
+    while at >= 0:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            value, end = None, at + 1
+        if value == arguments:
+            return at, end
+        at = text.find("{", at + 1)
+    raise ValueError("named JSON: the call's arguments are not written as a JSON object")
+
+
+def _common(a: list[str], b: list[str]) -> int:
+    """How many pieces `a` and `b` start with alike."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _named_json(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
+    """Each call `BEGIN PREFIX NAME HEADER SEP {..} TAIL END`, BEGIN a marker, the calls perhaps in
+    a section: what differs between one call and two tells the section's markers from the call's
+    (the pieces both write after the first call's arguments end it, those both write before a
+    call's name open it); a counter (`:0`, `:1`) or the history's call id may follow the name."""
+    call_name, arguments = CALL_A
+    args_at, args_end = _arguments_at(one, arguments)
+    name_at = one.rfind(call_name, 0, args_at)
+    if name_at <= 0 or one[name_at - 1] == '"':
+        raise ValueError("named JSON: the call's name is not written before its arguments, outside JSON")
+    mid = one[name_at + len(call_name) : args_at]
+    counter = id_marker = ""
+    if (m := re.match(r"([^\s\w<\[{\"]+)0(?!\d)", mid)) is not None:
+        counter, mid = m.group(1), mid[m.end() :]
+    if "call0abcd" in mid:  # the history's id, as `_messages` gives it
+        id_marker, mid = mid.split("call0abcd", 1)
+    if two is None:
+        raise ValueError("named JSON: the template renders one call a turn, which cannot tell a section from a call")
+    a_end = _arguments_at(two, arguments)[1]
+    b_name, b_arguments = CALL_B
+    b_args_at = _arguments_at(two, b_arguments, a_end)[0]
+    b_name_at = two.rfind(b_name, a_end, b_args_at)
+    after, between, before = _pieces(one[args_end:]), _pieces(two[a_end:b_name_at]), _pieces(one[:name_at])
+    k = _common(after, between)
+    j = _common(before[::-1], between[k:][::-1])
+    ending, opening, gap = after[:k], between[len(between) - j :], "".join(between[k : len(between) - j])
+    section = ("".join(before[: len(before) - j]).strip(), "".join(after[k:]).strip())
+    begin = next((piece for piece in opening if not piece.isspace()), "")
+    prefix = "".join(opening[opening.index(begin) + 1 :]).lstrip() if begin else ""
+    marks = [i for i, piece in enumerate(ending) if _is_marker(piece)]
+    end = ending[marks[-1]] if marks else ""
+    tail = "".join(ending[: marks[-1]] if marks else ending).rstrip()
+    spelled = (begin, prefix, counter, id_marker, mid, tail, end, *section)
+    if not _is_marker(begin):
+        raise ValueError(f"named JSON: no marker opens each call ({begin!r} before the name)")
+    if gap.strip() or any(c in part for part in spelled for c in '{}"') or not mid.strip():
+        raise ValueError(f"named JSON: the name and its arguments are not told apart by a marker ({mid!r})")
+    if bool(section[0]) != bool(section[1]) or any(c.isspace() for c in section[0] + section[1]):
+        raise ValueError(f"named JSON: the calls' section is not one marker on each side {section}")
+    spec = NamedJson(
+        name,
+        f"{section[0]}{begin}{prefix}f{counter}{id_marker}{mid}{{..}}{tail}{end}{section[1]}, from a chat template",
+        begin,
+        mid,
+        end,
+        section if section[0] else None,
+        name_prefix=prefix,
+        counter=counter,
+        id_marker=id_marker,
+        tail=tail,
+        between=gap,
+        think=think,
+        models="a model with this chat template",
+    )
+    return spec.format(__name__)

@@ -51,8 +51,9 @@ class SectionStream(FormatStream):
         super().__init__(tools, id_factory)
         self._outside = OutsideCalls(self._text, [*self.section_begins, self.call_begin], think_markers)
         self._in_section = (self.call_begin, *self.section_ends, *self.section_begins)
-        self._after_args = (self.call_end, *self._in_section)
-        self._empty_args = (self.call_end, *self.section_ends)
+        self._after_args = tuple(m for m in (self.call_end, *self._in_section) if m)  # a call may have no end
+        self._empty_args = tuple(m for m in (self.call_end, *self.section_ends) if m)
+        self._empty_starts = {m[0] for m in self._empty_args}  # where a call may end with no arguments
         self._state = TEXT
         self._raw: list[str] = []  # the section's markup while it holds no call, then the current call's
         self._section_calls = 0  # calls finished in the current section
@@ -161,7 +162,7 @@ class SectionStream(FormatStream):
         at = self._markup_ws(text, pos, self._raw, self.args_space)
         if at > pos:
             return at
-        if text[pos] == "<" and self._empty_allowed():
+        if text[pos] in self._empty_starts and self._empty_allowed():
             found = self._literal_at(text, pos, self._empty_args)
             if found is None:
                 return None
@@ -197,7 +198,7 @@ class SectionStream(FormatStream):
         if found is None:
             return None
         self._finish_call(self._done_args)
-        if found == self.call_end:
+        if found and found == self.call_end:
             return pos + len(found)
         if found in self.section_ends:
             self._end_section(found)
