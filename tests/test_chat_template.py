@@ -446,3 +446,47 @@ def test_named_json_without_a_marker_between_name_and_arguments_is_refused():
     spaced = "<<T>>{{ tc.function.name }} {{ tc.function.arguments | tojson }}"
     with pytest.raises(ValueError, match="named JSON: the name and its arguments are not told apart"):
         from_chat_template(PROBE_TEMPLATE.replace("CALLS", spaced))
+
+
+KIMI_TEXT = (
+    "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+    '{"city": "Pa<|tool_call_end|>ris", "days": 3}<|tool_call_end|><|tool_calls_section_end|>'
+)
+
+
+@needs("vllm", "sglang")
+def test_both_engines_serve_kimis_template_as_named_json_with_its_ids(smollm2_dir, model_template):
+    """`--tool-call-parser from_chat_template` on Kimi K2's template, in vLLM's parser stack and
+    SGLang's `FunctionCallParser`, finished and streamed token by token: the call, string-aware; in
+    vLLM's stream with the header as its id (`functions.get_weather:0`, what Kimi's template writes
+    back)."""
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from sglang.srt.plugins import load_plugins
+    from test_sglang_adapter import sglang_tools
+    from test_vllm_adapter import complete_through, make_request, stream_through
+    from toolcall_parsers.detect import PROBE_TOOLS
+    from transformers import AutoTokenizer
+    from vllm.plugins import load_general_plugins
+
+    load_general_plugins()
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    tokenizer.chat_template = model_template("moonshotai-Kimi-K2")
+    request = make_request(PROBE_TOOLS)
+    arguments = {"city": "Pa<|tool_call_end|>ris", "days": 3}
+    _, content, calls = complete_through(tokenizer, KIMI_TEXT, request, fmt="from_chat_template")
+    assert content == "Checking."
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [("get_weather", arguments)]
+    streamed = stream_through(tokenizer, KIMI_TEXT, request, fmt="from_chat_template")
+    assert streamed["content"] == "Checking."
+    assert [(c["id"], c["name"], json.loads(c["arguments"])) for c in streamed["calls"]] == [
+        ("functions.get_weather:0", "get_weather", arguments)
+    ]
+    load_plugins()
+    parser = FunctionCallParser(sglang_tools(PROBE_TOOLS), "from_chat_template", tokenizer=tokenizer)
+    content, items = parser.parse_non_stream(KIMI_TEXT)
+    assert content.strip() == "Checking."
+    assert [(c.name, json.loads(c.parameters)) for c in items] == [("get_weather", arguments)]
+    parser = FunctionCallParser(sglang_tools(PROBE_TOOLS), "from_chat_template", tokenizer=tokenizer)
+    pieces = [parser.parse_stream_chunk(c) for c in KIMI_TEXT] + [parser.parse_stream_end()]
+    assert "".join(text for text, _ in pieces).strip() == "Checking."
+    assert json.loads("".join(item.parameters for _, items in pieces for item in items)) == arguments
