@@ -353,11 +353,21 @@ DERIVED_FROM_RESPONSE = {f"derived_{model}": model for model, name in NAMED_BY_T
 
 DERIVED_FROM_CHAT = {
     f"derived_chat_{name}": name
-    for name in ("hermes_json", "glm_xml", "minimax_xml", "gigachat_gcml", "deepseek_json", "mistral_json")
+    for name in (
+        "hermes_json",
+        "glm_xml",
+        "ifm_xml",
+        "hunyuan_xml",
+        "minimax_xml",
+        "gigachat_gcml",
+        "deepseek_json",
+        "mistral_json",
+    )
 }
 """Test names of formats derived from our chat templates of one format per family that
-`from_chat_template` reads (JSON in markers, keys and values, invokes, flagged invokes, named JSON
-in sections and, Mistral's, without them), every marker renamed."""
+`from_chat_template` reads (JSON in markers, keys and values alone, in a block, and with a name
+separator, invokes, flagged invokes, named JSON in sections and, Mistral's, without them), every
+marker the template writes whole renamed (`hunyuan_xml`'s assembles its tags, so they stay)."""
 
 DERIVED = [*DERIVED_FROM_RESPONSE, *DERIVED_FROM_CHAT]
 """The derived formats the properties every named format holds apply to (`subject`)."""

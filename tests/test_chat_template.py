@@ -104,7 +104,7 @@ def test_the_models_own_templates_derive_the_named_reading_also_renamed(model_te
     ("model", "says"),
     [
         ("LFM2.5-Instruct", "renders no call"),  # lists the tools, renders no history calls
-        ("tencent-Hy3", "no family of ours reads the call"),  # keys and values in a block, with a separator
+        ("openai-gpt-oss-120b", "no family of ours reads the call"),  # channel messages
         ("Kimi-K2-Instruct", "does not render an assistant call"),  # transformers' sandbox refuses it
     ],
 )
@@ -355,33 +355,46 @@ def _mistral(with_ids: bool) -> Callable[[str], bool]:
     return own
 
 
-NAMED_JSON = {
-    "deepseek-ai-DeepSeek-V3.1": ("deepseek_json", _deepseek_v31),
-    "ours: deepseek_json": ("deepseek_json", _deepseek_v31),
-    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": ("deepseek_json", _deepseek_r1),
-    "moonshotai-Kimi-K2": ("kimi_json", _kimi),
-    "unsloth-mistral-Devstral-Small-2507": ("mistral_json", _mistral(with_ids=False)),
-    "mistralai-Ministral-3-14B-Reasoning-2512": ("mistral_json", _mistral(with_ids=False)),
-    "Mistral-Small-3.2-24B-Instruct-2506": ("mistral_json", _mistral(with_ids=True)),
-    "ours: mistral_json": ("mistral_json", _mistral(with_ids=True)),
+def _hy3(text: str) -> bool:
+    return ":opensource>" in text and not re.search(r"</?tool_calls?>|<tool_sep>", text)
+
+
+def _ifm_untyped(text: str) -> bool:
+    return "<ifm|tool_call>" in text and "<ifm|arg_type>" not in text and "think_fast" not in text
+
+
+OWN_SPELLING = {
+    "deepseek-ai-DeepSeek-V3.1": ("deepseek_json", "NamedJson", _deepseek_v31),
+    "ours: deepseek_json": ("deepseek_json", "NamedJson", _deepseek_v31),
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": ("deepseek_json", "NamedJson", _deepseek_r1),
+    "moonshotai-Kimi-K2": ("kimi_json", "NamedJson", _kimi),
+    "unsloth-mistral-Devstral-Small-2507": ("mistral_json", "NamedJson", _mistral(with_ids=False)),
+    "mistralai-Ministral-3-14B-Reasoning-2512": ("mistral_json", "NamedJson", _mistral(with_ids=False)),
+    "Mistral-Small-3.2-24B-Instruct-2506": ("mistral_json", "NamedJson", _mistral(with_ids=True)),
+    "ours: mistral_json": ("mistral_json", "NamedJson", _mistral(with_ids=True)),
+    "tencent-Hy3": ("hunyuan_xml", "KeyValueFormat", _hy3),
+    "ours: ifm_xml": ("ifm_xml", "KeyValueFormat", _ifm_untyped),
 }
-"""Templates that write a call as its name, a separator and its JSON arguments, and which corpus
-cases are written in the spelling each shows: DeepSeek V3.1's `NAME<｜tool▁sep｜>{..}`, R1's
+"""Templates whose derived format reads the corpus cases written in the spelling the template
+shows, and which those are: DeepSeek V3.1's `NAME<｜tool▁sep｜>{..}`, R1's
 `function<｜tool▁sep｜>NAME` and a fence, Kimi K2's `functions.NAME:0` in its plural section,
-Mistral's `[TOOL_CALLS]NAME[ARGS]{..}` (with Small 3.2's `[CALL_ID]` and a nine-character id).
-The other cases are what the named format reads beyond the template: another generation's
-spelling, DeepSeek's wrapped arguments, Kimi's ids that name no tool and calls in an unclosed think
-block, Mistral's JSON lists and `[THINK]`."""
+Mistral's `[TOOL_CALLS]NAME[ARGS]{..}` (with Small 3.2's `[CALL_ID]` and a nine-character id), all
+named JSON; Hy3's `:opensource` tags with a `<tool_sep>` in a block, IFM's tags without type tags,
+keys and values. The other cases are what the named format reads beyond its template: another
+generation's spelling (Hy3-preview's bare tags), DeepSeek's wrapped arguments, Kimi's ids that name
+no tool and calls in an unclosed think block, Mistral's JSON lists and `[THINK]`, IFM's type tags.
+Our `hunyuan_xml` template assembles its tags from a suffix (`'<tool_calls' ~ S ~ '>'`), which a
+renaming of whole markers cannot reach; Hy3's own stands for it."""
 
 
-@pytest.mark.parametrize("where", sorted(NAMED_JSON))
-def test_named_json_templates_derive_their_spelling_exactly(model_template, where):
-    """The derived format is the named-JSON family's and reads every corpus case of its template's
+@pytest.mark.parametrize("where", sorted(OWN_SPELLING))
+def test_templates_derive_the_reading_of_their_own_spelling_exactly(model_template, where):
+    """The derived format is the expected family's and reads every corpus case of its template's
     spelling as the named format does, in every chunking; renamed, the same markers come out anew."""
     from derive_scores import chunkings, events
     from helpers import load_corpus
 
-    named, own = NAMED_JSON[where]
+    named, family, own = OWN_SPELLING[where]
     template = (
         FORMATS[where.removeprefix("ours: ")].template_path.read_text(encoding="utf-8")
         if where.startswith("ours: ")
@@ -389,7 +402,7 @@ def test_named_json_templates_derive_their_spelling_exactly(model_template, wher
     )
     with logs_silenced():
         derived = from_chat_template(template)
-        assert type(derived.spec).__name__ == "NamedJson"
+        assert type(derived.spec).__name__ == family
         cases = [c for c in load_corpus(named) if not c.get("options") and own(c["text"])]
         assert len(cases) >= 10
         for case in cases:

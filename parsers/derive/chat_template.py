@@ -11,8 +11,9 @@ the tags around its name, each parameter's key and value. Those markers fill a f
 - `OPEN NAME>` then one `POPEN KEY>` .. `PCLOSE` per argument, then `FCLOSE`, inside a block
   (`S` .. `E`): Qwen3-Coder XML (`qwen_xml`'s family), with all six tags and whether a line break
   frames a value;
-- `OPEN NAME` then `KOPEN KEY KCLOSE VOPEN VALUE VCLOSE` per argument, then `CLOSE`, each a tag:
-  keys and values (`glm_xml`'s family), with the six tags and the line breaks between them;
+- `OPEN NAME [SEP]` then `KOPEN KEY KCLOSE VOPEN VALUE VCLOSE` per argument, then `CLOSE`, each a
+  tag, perhaps in a block: keys and values (`glm_xml`'s family), with the tags and the line breaks
+  between them;
 - `IOPEN "NAME">` then one `POPEN "KEY">VALUE PCLOSE` per argument, then `ICLOSE`, inside a block
   (`S` .. `E`): invokes (`minimax_xml`'s grammar, the invoke family), with all six tags;
 - `BEGIN [PREFIX] NAME [COUNTER 0 | ID_MARKER ID] SEP {..} [TAIL] [END]` per call, perhaps in a section
@@ -294,14 +295,25 @@ def _tag_after(text: str, at: int) -> str:
 
 
 def _key_values(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
-    """`OPEN NAME (KOPEN KEY KCLOSE VOPEN VALUE VCLOSE)* CLOSE`, every marker a tag: the key-and-value
-    family, with the whitespace the template writes after the name, each key and each value."""
+    """`[S] OPEN NAME [SEP] (KOPEN KEY KCLOSE VOPEN VALUE VCLOSE)* CLOSE [E]`, every marker a tag:
+    the key-and-value family, with the whitespace the template writes after the name, each key and
+    each value; a block (`S` .. `E`) where a tag stands before the call's open, a name separator
+    where a tag stands between the name and the first key's tag (Hy3's `<tool_sep>`)."""
     call_name, arguments = CALL_A
     at = one.find(call_name)
     call_open = _tag_before(one, at)
     if not call_open:
         raise ValueError("keys and values: no tag right before the call's name")
+    opened = one[: at - len(call_open)].rstrip()
+    block_start = _tag_before(opened, len(opened))  # a block's, where a tag closes the turn after it
     pos, gaps, tags = at + len(call_name), [], []
+    spaced = pos + len(one[pos:]) - len(one[pos:].lstrip())
+    separator = _tag_after(one, spaced)
+    first_key_at = one.find(next(iter(arguments)), pos)
+    if separator and one[spaced + len(separator) : first_key_at].strip():  # a tag, then the key's own
+        pos = spaced + len(separator)
+    else:
+        separator = ""
     for key, value in arguments.items():
         key_at, value_text = one.find(key, pos), str(value)
         key_open = one[pos:key_at].strip()
@@ -327,12 +339,29 @@ def _key_values(one: str, two: str | None, think: tuple[str, str], name: str) ->
     rest = one[pos:]
     call_close = _tag_after(one, pos + len(rest) - len(rest.lstrip()))
     line = gaps[0]
-    if not call_close or rest.strip() != call_close or any(gap.strip() for gap in gaps):
+    after = rest.strip()[len(call_close) :].lstrip()
+    block_end = _tag_after(after, 0) if block_start and block_start not in think else ""
+    if not call_close or not rest.strip().startswith(call_close) or any(gap.strip() for gap in gaps):
         raise ValueError("keys and values: the call does not end in its close tag after the arguments")
-    kv = KeyValueTags(call_open, call_close, key_open, key_close, value_open, value_close, think=think)
+    if not block_end:
+        block_start = ""
+    elif two is None or two.count(block_start) != one.count(block_start) or two.count(block_end) != 1:
+        raise ValueError(f"keys and values: {block_start!r} and {block_end!r} do not hold a turn's calls")
+    kv = KeyValueTags(
+        call_open,
+        call_close,
+        key_open,
+        key_close,
+        value_open,
+        value_close,
+        block=(block_start, block_end) if block_start else None,
+        name_separator=separator or None,
+        think=think,
+    )
     spec = KeyValueFormat(
         name,
-        f"{call_open}f{key_open}k{key_close}{value_open}v{value_close}{call_close}, from a chat template",
+        f"{block_start}{call_open}f{separator}{key_open}k{key_close}{value_open}v{value_close}{call_close}"
+        f"{block_end}, from a chat template",
         kv,
         line=line,
         key_line=key_line if key_line != line else None,
