@@ -362,11 +362,14 @@ DERIVED_FROM_CHAT = {
         "gigachat_gcml",
         "deepseek_json",
         "mistral_json",
+        "lfm2_pythonic",
+        "olmo3_pythonic",
     )
 }
 """Test names of formats derived from our chat templates of one format per family that
 `from_chat_template` reads (JSON in markers, keys and values alone, in a block, and with a name
-separator, invokes, flagged invokes, named JSON in sections and, Mistral's, without them), every
+separator, invokes, flagged invokes, named JSON in sections and, Mistral's, without them, Python call lists
+and calls a line each), every
 marker the template writes whole renamed (`hunyuan_xml`'s assembles its tags, so they stay)."""
 
 DERIVED = [*DERIVED_FROM_RESPONSE, *DERIVED_FROM_CHAT]

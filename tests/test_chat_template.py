@@ -30,6 +30,7 @@ OURS_EXACT = [
     "iquest_xml",
     "telechat4_xml",
     "minimax_xml",
+    "olmo3_pythonic",
 ]
 """Our templates whose derived format equals the named one on its whole corpus. The others of the
 families differ where the template does not show what the named format reads: `seed_xml`'s
@@ -363,7 +364,23 @@ def _ifm_untyped(text: str) -> bool:
     return "<ifm|tool_call>" in text and "<ifm|arg_type>" not in text and "think_fast" not in text
 
 
+def _lfm2_plain(text: str) -> bool:
+    """Cases `lfm2_pythonic` reads alike without LFM2's own spelling (sets, leading zeros, quotes
+    inside quotes: what its models write, which no template shows)."""
+    from dataclasses import replace
+
+    from derive_scores import events
+
+    plain = replace(FORMATS["lfm2_pythonic"].spec, spelling=None).format(__name__)
+    with logs_silenced():
+        return "<|tool_call_start|>" in text and events(plain, [text], None) == events(
+            FORMATS["lfm2_pythonic"], [text], None
+        )
+
+
 OWN_SPELLING = {
+    "LFM2.5-8B-A1B": ("lfm2_pythonic", "PythonicFormat", _lfm2_plain),
+    "ours: lfm2_pythonic": ("lfm2_pythonic", "PythonicFormat", _lfm2_plain),
     "deepseek-ai-DeepSeek-V3.1": ("deepseek_json", "NamedJson", _deepseek_v31),
     "ours: deepseek_json": ("deepseek_json", "NamedJson", _deepseek_v31),
     "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": ("deepseek_json", "NamedJson", _deepseek_r1),
@@ -382,7 +399,8 @@ Mistral's `[TOOL_CALLS]NAME[ARGS]{..}` (with Small 3.2's `[CALL_ID]` and a nine-
 named JSON; Hy3's `:opensource` tags with a `<tool_sep>` in a block, IFM's tags without type tags,
 keys and values. The other cases are what the named format reads beyond its template: another
 generation's spelling (Hy3-preview's bare tags), DeepSeek's wrapped arguments, Kimi's ids that name
-no tool and calls in an unclosed think block, Mistral's JSON lists and `[THINK]`, IFM's type tags.
+no tool and calls in an unclosed think block, Mistral's JSON lists and `[THINK]`, IFM's type tags,
+LFM2's Python spelling (sets, leading zeros, quotes inside quotes).
 Our `hunyuan_xml` template assembles its tags from a suffix (`'<tool_calls' ~ S ~ '>'`), which a
 renaming of whole markers cannot reach; Hy3's own stands for it."""
 

@@ -19,6 +19,9 @@ the tags around its name, each parameter's key and value. Those markers fill a f
 - `BEGIN [PREFIX] NAME [COUNTER 0 | ID_MARKER ID] SEP {..} [TAIL] [END]` per call, perhaps in a section
   (`S` .. `E`): named JSON (the family of DeepSeek V3.1's, R1's, Kimi K2's and Mistral's calls),
   with the markers each part of that header, the pieces around the arguments and the section;
+- `OPEN [NAME(KEY=VALUE, ..), ..] CLOSE`, or one `NAME(..)` per line between the tags, values
+  Python literals: Python call lists (`lfm2_pythonic`'s and `olmo3_pythonic`'s family), with the
+  tags (a list without a tag around it is refused);
 - `IOPEN name="NAME">` then one `POPEN name="KEY" string="true|false">VALUE PCLOSE` per argument
   (a string raw, anything else JSON), then `ICLOSE`, inside a block: flagged invokes (DeepSeek
   DSML's grammar in one dialect), with all six tags.
@@ -30,6 +33,7 @@ a ValueError that says what was found.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Callable
@@ -40,6 +44,7 @@ from ..formats.families.invokes import Invokes
 from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.key_values import KeyValueFormat, KeyValueTags
 from ..formats.families.named_json import NamedJson
+from ..formats.families.pythonic import PythonicFormat
 from ..formats.families.qwen_functions import QwenFunctions
 from ..formats.spec import Call, Format
 from .probe import PROBE_CALLS, check_reads_back, check_think_markers
@@ -82,7 +87,8 @@ def from_chat_template(
         raise ValueError(f"the chat template renders no call: an assistant call to {CALL_A[0]} is not in its turn")
     think = _think_pair(render)
     errors = []
-    for derive in (_json_blocks, _named_json, _qwen_functions, _key_values, _invokes, _flagged_invokes):
+    families = (_json_blocks, _named_json, _qwen_functions, _key_values, _invokes, _flagged_invokes, _pythonic)
+    for derive in families:
         try:
             fmt = derive(one, two, think, name)
             check_think_markers(fmt, "chat template")
@@ -540,6 +546,59 @@ def _named_json(one: str, two: str | None, think: tuple[str, str], name: str) ->
         id_marker=id_marker,
         tail=tail,
         between=gap,
+        think=think,
+        models="a model with this chat template",
+    )
+    return spec.format(__name__)
+
+
+def _python_call(text: str, call: Call, start: int = 0) -> tuple[int, int]:
+    """Where `call` stands in `text` as `NAME(KEY=LITERAL, ..)` (from `start`)."""
+    name, arguments = call
+    at = text.find(name + "(", start)
+    close = text.find(")", at)
+    while at >= 0 and close >= 0:
+        try:
+            node = ast.parse(text[at : close + 1], mode="eval").body
+        except SyntaxError:
+            close = text.find(")", close + 1)
+            continue
+        if isinstance(node, ast.Call) and not node.args:
+            try:
+                written = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+            except ValueError:
+                break
+            if written == arguments:
+                return at, close + 1
+        break
+    raise ValueError(f"Python calls: the call is not written as {name}(KEY=VALUE, ..)")
+
+
+def _pythonic(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
+    """A tag, then `[NAME(KEY=VALUE, ..), ..]` or one call per line, then a close tag (or none)."""
+    at, end = _python_call(one, CALL_A)
+    before, after = one[:at].rstrip(), one[end:].lstrip()
+    listed = before.endswith("[") and after.startswith("]")
+    if listed:
+        before, after = before[:-1].rstrip(), after[1:].lstrip()
+    opened, closing = _pieces(before), _pieces(after)
+    opener = opened[-1] if opened and _is_marker(opened[-1]) else ""
+    closer = closing[0] if closing and _is_marker(closing[0]) else ""
+    if not opener:
+        raise ValueError("Python calls: no tag stands before the calls (a bare list is refused)")
+    one_per_line = False
+    if two is not None:
+        a_end = _python_call(two, CALL_A)[1]
+        gap = two[a_end : _python_call(two, CALL_B, a_end)[0]]
+        one_per_line = not listed and gap.strip() == "" and "\n" in gap
+        if gap.strip() not in ("", ",") or (gap.strip() == ",") != listed:
+            raise ValueError(f"Python calls: two calls are not written as a list or a line each ({gap!r})")
+    spec = PythonicFormat(
+        name,
+        f"{opener}{'[' if listed else ''}f(k=v){']' if listed else ''}{closer}, from a chat template",
+        ((opener, closer),),
+        one_per_line=one_per_line,
+        special_tokens=False,
         think=think,
         models="a model with this chat template",
     )

@@ -259,7 +259,8 @@ class PythonicFormat:
     start, a declared tool's mid-line), `one_per_line` calls one per line between the tags (Olmo
     3's), `json_literals` values written as JSON (Olmo 3's template's `tojson`), `spelling` what its
     models write that Python refuses (`core.python_literals.Spelling`, LFM2's), `special_tokens`
-    whether the tags are added tokens of its models' vocabulary; the rest is the `Format`'s own."""
+    whether the tags are added tokens of its models' vocabulary, `think` the think pair read as
+    text; the rest is the `Format`'s own."""
 
     name: str
     summary: str
@@ -269,6 +270,7 @@ class PythonicFormat:
     json_literals: bool = False
     spelling: Spelling | None = None
     special_tokens: bool = True
+    think: tuple[str, str] = ("<think>", "</think>")
     vllm_names: tuple[str, ...] = ()
     sglang_names: tuple[str, ...] = ()
     models: str = ""
@@ -281,7 +283,7 @@ class PythonicFormat:
             self.name,
             module,
             "Python call lists",
-            ("<think>", "</think>"),
+            self.think,
             bare_lists=self.bare_lists,
             tags=dict(self.tags),
             one_per_line=self.one_per_line,
@@ -315,6 +317,7 @@ class PythonicFormat:
             vllm_names=self.vllm_names,
             sglang_names=self.sglang_names,
             models=self.models,
+            spec=self,
         )
 
 
