@@ -16,6 +16,8 @@ the tags around its name, each parameter's key and value. Those markers fill a f
   between them;
 - `IOPEN "NAME">` then one `POPEN "KEY">VALUE PCLOSE` per argument, then `ICLOSE`, inside a block
   (`S` .. `E`): invokes (`minimax_xml`'s grammar, the invoke family), with all six tags;
+- `START [{"NAME": {..}}, ..] [END]`, a JSON list of objects keyed by the tool's name after a
+  marker: JSON after a marker (`apertus_json`'s family), with the two markers;
 - `BEGIN [PREFIX] NAME [COUNTER 0 | ID_MARKER ID] SEP {..} [TAIL] [END]` per call, perhaps in a section
   (`S` .. `E`): named JSON (the family of DeepSeek V3.1's, R1's, Kimi K2's and Mistral's calls),
   with the markers each part of that header, the pieces around the arguments and the section;
@@ -39,10 +41,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..core.json_calls import NAME_AS_KEY
 from ..formats.families.flagged_invokes import FlaggedInvokes, flagged_dialect
 from ..formats.families.invokes import Invokes
 from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.key_values import KeyValueFormat, KeyValueTags
+from ..formats.families.marked_json import NAME_AS_KEY_SPELLING, MarkedJsonFormat
 from ..formats.families.named_json import NamedJson
 from ..formats.families.pythonic import PythonicFormat
 from ..formats.families.qwen_functions import QwenFunctions
@@ -83,11 +87,22 @@ def from_chat_template(
         two: str | None = _turn(render, closing, [CALL_A, CALL_B])
     except ValueError:  # a template that takes one call a turn (Llama 3.x's)
         two = None
+    if two is not None and CALL_B[0] not in two:
+        two = None  # a template that writes a turn's first call alone (GigaChat 3's)
     if CALL_A[0] not in one:
         raise ValueError(f"the chat template renders no call: an assistant call to {CALL_A[0]} is not in its turn")
     think = _think_pair(render)
     errors = []
-    families = (_json_blocks, _named_json, _qwen_functions, _key_values, _invokes, _flagged_invokes, _pythonic)
+    families = (
+        _json_blocks,
+        _name_keyed_json,
+        _named_json,
+        _qwen_functions,
+        _key_values,
+        _invokes,
+        _flagged_invokes,
+        _pythonic,
+    )
     for derive in families:
         try:
             fmt = derive(one, two, think, name)
@@ -484,7 +499,7 @@ def _arguments_at(text: str, arguments: dict[str, Any], start: int = 0) -> tuple
         if value == arguments:
             return at, end
         at = text.find("{", at + 1)
-    raise ValueError("named JSON: the call's arguments are not written as a JSON object")
+    raise ValueError("the call's arguments are not written as a JSON object")
 
 
 def _common(a: list[str], b: list[str]) -> int:
@@ -599,6 +614,31 @@ def _pythonic(one: str, two: str | None, think: tuple[str, str], name: str) -> F
         ((opener, closer),),
         one_per_line=one_per_line,
         special_tokens=False,
+        think=think,
+        models="a model with this chat template",
+    )
+    return spec.format(__name__)
+
+
+def _name_keyed_json(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
+    """A marker, then a JSON list of `{"NAME": {..}}` objects, then a marker (or none)."""
+    call_name, arguments = CALL_A
+    at, end = _arguments_at(one, {call_name: arguments})
+    before, after = one[:at].rstrip(), one[end:].lstrip()
+    if not (before.endswith("[") and after.startswith("]")):
+        raise ValueError("JSON keyed by name: the call object is not in a JSON list")
+    opened, closing = _pieces(before[:-1].rstrip()), _pieces(after[1:].lstrip())
+    start = opened[-1] if opened and _is_marker(opened[-1]) else ""
+    close = closing[0] if closing and _is_marker(closing[0]) else ""
+    if not start:
+        raise ValueError("JSON keyed by name: no marker stands before the list")
+    spec = MarkedJsonFormat(
+        name,
+        f'{start}[{{"NAME": {{..}}}}, ..]{close}, from a chat template',
+        (start,),
+        NAME_AS_KEY,
+        end=close,
+        spelling=NAME_AS_KEY_SPELLING,
         think=think,
         models="a model with this chat template",
     )

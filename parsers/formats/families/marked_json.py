@@ -270,4 +270,5 @@ class MarkedJsonFormat:
             sglang_names=self.sglang_names,
             models=self.models,
             reasoning_openers=self.reasoning_openers,
+            spec=self,
         )
