@@ -387,7 +387,14 @@ def _apertus(text: str) -> bool:
     return "<|inner_prefix|>" not in text
 
 
+def _cohere(text: str) -> bool:
+    return '"tool_name"' in text and '"name"' not in text and "<|START_THINKING|>" not in text
+
+
 OWN_SPELLING = {
+    "Cohere2MoE": ("cohere_json", "MarkedJsonFormat", _cohere),
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": ("cohere_json", "MarkedJsonFormat", _cohere),
+    "ours: cohere_json": ("cohere_json", "MarkedJsonFormat", _cohere),
     "Apertus-8B-Instruct": ("apertus_json", "MarkedJsonFormat", _apertus),
     "ours: apertus_json": ("apertus_json", "MarkedJsonFormat", _apertus),
     "GigaChat3.1-10B-A1.8B": ("gigachat_json", "JsonBlockFormat", _gigachat31),
@@ -414,7 +421,9 @@ generation's spelling (Hy3-preview's bare tags), DeepSeek's wrapped arguments, K
 no tool and calls in an unclosed think block, Mistral's JSON lists and `[THINK]`, IFM's type tags,
 LFM2's Python spelling (sets, leading zeros, quotes inside quotes), GigaChat 3's role header and
 its message separator after a call (GigaChat 3.1's template writes a turn's first call alone),
-a call drafted in Apertus's reasoning (`<|inner_prefix|>`, which its template does not render).
+a call drafted in Apertus's reasoning (`<|inner_prefix|>`, which its template does not render),
+Cohere's objects in the `name` / `arguments` spelling (SGLang's), objects with both names, and a
+call drafted in reasoning (which ours and command-r7b's templates do not render).
 Our `hunyuan_xml` template assembles its tags from a suffix (`'<tool_calls' ~ S ~ '>'`), which a
 renaming of whole markers cannot reach; Hy3's own stands for it."""
 

@@ -16,8 +16,9 @@ the tags around its name, each parameter's key and value. Those markers fill a f
   between them;
 - `IOPEN "NAME">` then one `POPEN "KEY">VALUE PCLOSE` per argument, then `ICLOSE`, inside a block
   (`S` .. `E`): invokes (`minimax_xml`'s grammar, the invoke family), with all six tags;
-- `START [{"NAME": {..}}, ..] [END]`, a JSON list of objects keyed by the tool's name after a
-  marker: JSON after a marker (`apertus_json`'s family), with the two markers;
+- `START [{"NAME": {..}}, ..] [END]` or `START [{NK: NAME, AK: {..}}, ..] [END]`, a JSON list of
+  call objects keyed by the tool's name or with keys of the template's own, after a marker: JSON
+  after a marker (`apertus_json`'s and `cohere_json`'s family), with the markers and keys;
 - `BEGIN [PREFIX] NAME [COUNTER 0 | ID_MARKER ID] SEP {..} [TAIL] [END]` per call, perhaps in a section
   (`S` .. `E`): named JSON (the family of DeepSeek V3.1's, R1's, Kimi K2's and Mistral's calls),
   with the markers each part of that header, the pieces around the arguments and the section;
@@ -41,12 +42,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..core.json_calls import NAME_AS_KEY
+from ..core.json_calls import NAME_AS_KEY, CallShape
 from ..formats.families.flagged_invokes import FlaggedInvokes, flagged_dialect
 from ..formats.families.invokes import Invokes
 from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.key_values import KeyValueFormat, KeyValueTags
-from ..formats.families.marked_json import NAME_AS_KEY_SPELLING, MarkedJsonFormat
+from ..formats.families.marked_json import NAME_AS_KEY_SPELLING, MarkedJsonFormat, keyed_spelling
 from ..formats.families.named_json import NamedJson
 from ..formats.families.pythonic import PythonicFormat
 from ..formats.families.qwen_functions import QwenFunctions
@@ -95,7 +96,7 @@ def from_chat_template(
     errors = []
     families = (
         _json_blocks,
-        _name_keyed_json,
+        _marked_json,
         _named_json,
         _qwen_functions,
         _key_values,
@@ -620,25 +621,53 @@ def _pythonic(one: str, two: str | None, think: tuple[str, str], name: str) -> F
     return spec.format(__name__)
 
 
-def _name_keyed_json(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
-    """A marker, then a JSON list of `{"NAME": {..}}` objects, then a marker (or none)."""
-    call_name, arguments = CALL_A
-    at, end = _arguments_at(one, {call_name: arguments})
+def _listed_object(text: str, call: Call) -> tuple[int, int, tuple[str, str] | None]:
+    """Where `call`'s JSON object stands in `text`, and its name and arguments keys (None: the
+    object's one key is the name)."""
+    decoder = json.JSONDecoder()
+    name, arguments = call
+    at = text.find("{")
+    while at >= 0:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            value, end = None, at + 1
+        if value == {name: arguments}:
+            return at, end, None
+        if isinstance(value, dict):
+            names = [k for k, v in value.items() if v == name]
+            held = [k for k, v in value.items() if v == arguments]
+            if len(names) == 1 and len(held) == 1:
+                return at, end, (names[0], held[0])
+        at = text.find("{", at + 1)
+    raise ValueError("JSON after a marker: no JSON object in a list holds the call")
+
+
+def _marked_json(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
+    """A marker, then a JSON list of call objects, then a marker (or none): each object keyed by
+    the tool's name (Apertus's `{"NAME": {..}}`) or holding the name and the arguments under keys of
+    the template's own (Cohere's `tool_name` and `parameters`; other keys, an id, are ignored)."""
+    at, end, keys = _listed_object(one, CALL_A)
     before, after = one[:at].rstrip(), one[end:].lstrip()
     if not (before.endswith("[") and after.startswith("]")):
-        raise ValueError("JSON keyed by name: the call object is not in a JSON list")
+        raise ValueError("JSON after a marker: the call object is not in a JSON list")
     opened, closing = _pieces(before[:-1].rstrip()), _pieces(after[1:].lstrip())
     start = opened[-1] if opened and _is_marker(opened[-1]) else ""
     close = closing[0] if closing and _is_marker(closing[0]) else ""
     if not start:
-        raise ValueError("JSON keyed by name: no marker stands before the list")
+        raise ValueError("JSON after a marker: no marker stands before the list")
+    if keys is None:
+        shape, spelling, spelled = NAME_AS_KEY, NAME_AS_KEY_SPELLING, '{"NAME": {..}}'
+    else:
+        shape = CallShape(frozenset({keys[0]}), frozenset({keys[1]}), None)
+        spelling, spelled = keyed_spelling(*keys), f'{{"{keys[0]}": NAME, "{keys[1]}": {{..}}}}'
     spec = MarkedJsonFormat(
         name,
-        f'{start}[{{"NAME": {{..}}}}, ..]{close}, from a chat template',
+        f"{start}[{spelled}, ..]{close}, from a chat template",
         (start,),
-        NAME_AS_KEY,
+        shape,
         end=close,
-        spelling=NAME_AS_KEY_SPELLING,
+        spelling=spelling,
         think=think,
         models="a model with this chat template",
     )

@@ -206,6 +206,17 @@ NAME_AND_ARGUMENTS = CallSpelling(
 )
 """`{"name": NAME, "arguments": {..}}`."""
 
+
+def keyed_spelling(name_key: str, arguments_key: str) -> CallSpelling:
+    """`{NAME_KEY: NAME, ARGUMENTS_KEY: {..}}` (Cohere's `tool_name` and `parameters`)."""
+    head = "{" + json_text(name_key) + ": "
+    return CallSpelling(
+        lambda name, arguments: {name_key: name, arguments_key: arguments},
+        lambda name: head + json_text(name) + ", " + json_text(arguments_key) + ": ",
+        "{" + head + '"{name}", ' + json_text(arguments_key) + ": ",
+    )
+
+
 NAME_AS_KEY_SPELLING = CallSpelling(
     lambda name, arguments: {name: arguments},
     lambda name: "{" + json_text(name) + ": ",
