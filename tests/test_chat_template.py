@@ -352,7 +352,7 @@ def _mistral(with_ids: bool) -> Callable[[str], bool]:
 
     def own(text: str) -> bool:
         calls = _calls(text, "[TOOL_CALLS]")
-        return bool(calls) and "[THINK]" not in text and all(map(header.match, calls))
+        return bool(calls) and "[THINK]" not in text and "<think>" not in text and all(map(header.match, calls))
 
     return own
 
@@ -418,7 +418,8 @@ Mistral's `[TOOL_CALLS]NAME[ARGS]{..}` (with Small 3.2's `[CALL_ID]` and a nine-
 named JSON; Hy3's `:opensource` tags with a `<tool_sep>` in a block, IFM's tags without type tags,
 keys and values. The other cases are what the named format reads beyond its template: another
 generation's spelling (Hy3-preview's bare tags), DeepSeek's wrapped arguments, Kimi's ids that name
-no tool and calls in an unclosed think block, Mistral's JSON lists and `[THINK]`, IFM's type tags,
+no tool and calls in an unclosed think block, Mistral's JSON lists and either think pair (a
+template renders one at most: Ministral 3's `[THINK]`, tested on its own), IFM's type tags,
 LFM2's Python spelling (sets, leading zeros, quotes inside quotes), GigaChat 3's role header and
 its message separator after a call (GigaChat 3.1's template writes a turn's first call alone),
 a call drafted in Apertus's reasoning (`<|inner_prefix|>`, which its template does not render),
@@ -544,3 +545,80 @@ def test_both_engines_serve_kimis_template_as_named_json_with_its_ids(smollm2_di
     pieces = [parser.parse_stream_chunk(c) for c in KIMI_TEXT] + [parser.parse_stream_end()]
     assert "".join(text for text, _ in pieces).strip() == "Checking."
     assert json.loads("".join(item.parameters for _, items in pieces for item in items)) == arguments
+
+
+# -- an outside review of the families read today ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("calls", "says"),
+    [
+        # a history id after the arguments: the probe's id would be the format's tail
+        ("<call>{{ tc.function.name }}<sep>{{ tc.function.arguments|tojson }}<id>{{ tc.id }}</id></call>", "leaves"),
+        # a tag after the name that is no name separator: the call's close left as text
+        (
+            "<tool_call>{{ tc.function.name }}<args>\n{% for k, v in tc.function.arguments.items() %}"
+            "<arg_key>{{ k }}</arg_key>\n<arg_value>{{ v }}</arg_value>\n{% endfor %}</args></tool_call>\n",
+            "no family of ours reads",
+        ),
+        # a run of tags before the calls taken as one section marker
+        (
+            "<|c|>{{ m.content }}<|/c|>{% if loop.first %}<sec>{% endif %}<c>{{ tc.function.name }}<s>"
+            "{{ tc.function.arguments|tojson }}</c>{% if loop.last %}</sec>{% endif %}",
+            "no family of ours reads",
+        ),
+    ],
+)
+def test_markup_a_derived_format_would_leave_as_text_is_refused(calls, says):
+    """The template's own turns must read back with no text after the first call (but the tokens
+    that end the turn): a format that turns the template's markup into content is refused."""
+    with pytest.raises(ValueError, match=says):
+        from_chat_template(PROBE_TEMPLATE.replace("CALLS", calls))
+
+
+def test_r1s_required_grammar_writes_the_line_between_its_calls_and_its_names_end_at_markers(model_template):
+    """R1's template writes a line break between two calls: the `required` grammar admits the
+    writer's two calls; a name ends at a marker, so a call begin repeated before the header is
+    text, and the call after it is read with its own name, as `deepseek_json` reads it."""
+    from helpers import grammar_accepts, tag_grammar
+    from toolcall_parsers.formats.spec import ConstraintRequest
+
+    r1 = from_chat_template(model_template("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B"))
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    grammar = tag_grammar(r1.constraint(ConstraintRequest({"get_weather": schema})))
+    assert grammar_accepts(grammar, r1.write([("get_weather", {"city": "P"})] * 2))
+    begin, sep = "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"
+    text = f'<｜tool▁calls▁begin｜>{begin}function{sep}{begin}function{sep}get_weather\n```json\n{{"city": "a"}}\n```'
+    with logs_silenced():
+        assert [c.name for c in parse(r1, text).calls] == [c.name for c in parse("deepseek_json", text).calls]
+        assert [c.name for c in parse(r1, text).calls] == ["get_weather"]
+
+
+def test_ministrals_think_pair_comes_from_its_thinking_blocks(model_template):
+    """Ministral 3 renders reasoning from `thinking` content blocks as `[THINK]` .. `[/THINK]`: a
+    call drafted there is reasoning, not a call."""
+    fmt = from_chat_template(model_template("mistralai-Ministral-3-14B-Reasoning-2512"))
+    assert fmt.think_pairs == (("[THINK]", "[/THINK]"),)
+    text = '[THINK]maybe [TOOL_CALLS]get_weather[ARGS]{"city": "Lyon"}[/THINK]Done.'
+    assert parse(fmt, text).calls == [] and parse("mistral_json", text).calls == []
+
+
+def test_a_separator_of_letters_after_a_space_leaves_every_name_readable():
+    """`NAME ARGS {..}`: the space ends the name, so a name holding the separator's first letter is
+    read (a name stopped at `A` once); without the space nothing ends the name, and it is refused."""
+    fmt = from_chat_template(
+        PROBE_TEMPLATE.replace("CALLS", "<call>{{ tc.function.name }} ARGS {{ tc.function.arguments|tojson }}</call>")
+    )
+    assert [c.name for c in parse(fmt, "<call>getAll ARGS {}</call>").calls] == ["getAll"]
+    assert fmt.writes_name("getAll")
+    with pytest.raises(ValueError, match="nothing ends the name"):
+        from_chat_template(
+            PROBE_TEMPLATE.replace("CALLS", "<call>{{ tc.function.name }}ARGS{{ tc.function.arguments|tojson }}</call>")
+        )
+
+
+def test_a_constant_after_the_name_is_no_counter():
+    """`#0` after every name is part of the separator, not a counter (the second call writes no `#1`)."""
+    constant = SECTIONED.replace("}}<|args|>", "}}#0<|args|>")
+    fmt = from_chat_template(PROBE_TEMPLATE.replace("CALLS", constant))
+    assert (fmt.spec.counter, fmt.spec.separator, fmt.own_ids) == ("", "#0<|args|>", False)

@@ -94,26 +94,16 @@ def from_chat_template(
         raise ValueError(f"the chat template renders no call: an assistant call to {CALL_A[0]} is not in its turn")
     think = _think_pair(render)
     errors = []
-    families = (
-        _json_blocks,
-        _marked_json,
-        _named_json,
-        _qwen_functions,
-        _key_values,
-        _invokes,
-        _flagged_invokes,
-        _pythonic,
-    )
-    for derive in families:
+    for label, derive in _FAMILIES.items():
         try:
             fmt = derive(one, two, think, name)
             check_think_markers(fmt, "chat template")
             check_reads_back(fmt, "chat template", [(one, [CALL_A]), *([(two, [CALL_A, CALL_B])] if two else [])])
         except ValueError as err:
-            errors.append(str(err))
+            errors.append(str(err) if str(err).startswith(label) else f"{label}: {err}")
             continue
         except Exception as err:  # a shape a family's reading did not foresee: refused, by name
-            errors.append(f"{derive.__name__.strip('_')}: {type(err).__name__}: {err}")
+            errors.append(f"{label}: {type(err).__name__}: {err}")
             continue
         return fmt
     raise ValueError(f"no family of ours reads the call the chat template writes, {one!r}: " + "; ".join(errors))
@@ -147,18 +137,27 @@ def _turn(render: Render, closing: str, calls: list[Call]) -> str:
 
 
 def _think_pair(render: Render) -> tuple[str, str]:
-    """The markers the template writes around a history's reasoning: the tags right before and right
-    after the thought where there are tags, else what rendering the reasoning adds on each side of
-    it; else a think tag its generation prompt opens; `<think>` .. `</think>` where it shows none."""
+    """The markers the template writes around a history's reasoning (a message's reasoning field,
+    else a `thinking` block of its content, as Mistral's templates take it): the tags right before
+    and right after the thought where there are tags, else what rendering the reasoning adds on
+    each side of it; else a think tag its generation prompt opens; `<think>` .. `</think>` where it
+    shows none."""
     plain = {"role": "assistant", "content": "Sunny."}
-    try:
-        without = render([{"role": "user", "content": USER}, plain], add_generation_prompt=False)
-        with_thought = render(
-            [{"role": "user", "content": USER}, {**plain, "reasoning_content": THOUGHT, "reasoning": THOUGHT}],
-            add_generation_prompt=False,
-        )
-    except Exception:
-        return ("<think>", "</think>")
+    blocks = {
+        "role": "assistant",
+        "content": [{"type": "thinking", "thinking": THOUGHT}, {"type": "text", "text": "Sunny."}],
+    }
+    without = with_thought = ""
+    for thought in ({**plain, "reasoning_content": THOUGHT, "reasoning": THOUGHT}, blocks):
+        try:
+            without = render([{"role": "user", "content": USER}, plain], add_generation_prompt=False)
+            with_thought = render([{"role": "user", "content": USER}, thought], add_generation_prompt=False)
+        except Exception:
+            continue
+        at = with_thought.find(THOUGHT)
+        if at >= 0 and "thinking" not in with_thought[max(0, at - 40) : at]:  # not the blocks printed whole
+            break
+        with_thought = ""
     at = with_thought.find(THOUGHT)
     if at < 0:
         return _opened_by_prompt(render) or ("<think>", "</think>")
@@ -174,8 +173,8 @@ def _think_pair(render: Render) -> tuple[str, str]:
     return (opener, closer)
 
 
-_TAG_AT_END = re.compile(r"(<[^<>\n]+>)\s*\Z")
-_TAG_AT_START = re.compile(r"\s*(<[^<>\n]+>)")
+_TAG_AT_END = re.compile(r"(<[^<>\n]+>|\[[^\[\]\s]+\])\s*\Z")
+_TAG_AT_START = re.compile(r"\s*(<[^<>\n]+>|\[[^\[\]\s]+\])")
 
 
 def _opened_by_prompt(render: Render) -> tuple[str, str] | None:
@@ -523,8 +522,8 @@ def _named_json(one: str, two: str | None, think: tuple[str, str], name: str) ->
         raise ValueError("named JSON: the call's name is not written before its arguments, outside JSON")
     mid = one[name_at + len(call_name) : args_at]
     counter = id_marker = ""
-    if (m := re.match(r"([^\s\w<\[{\"]+)0(?!\d)", mid)) is not None:
-        counter, mid = m.group(1), mid[m.end() :]
+    if (m := re.match(r"([^\s\w<\[{\"]+)0(?!\d)", mid)) is not None and two and f"{CALL_B[0]}{m.group(1)}1" in two:
+        counter, mid = m.group(1), mid[m.end() :]  # `:0`, then `:1`: the call's index
     if "call0abcd" in mid:  # the history's id, as `_messages` gives it
         id_marker, mid = mid.split("call0abcd", 1)
     if two is None:
@@ -548,8 +547,10 @@ def _named_json(one: str, two: str | None, think: tuple[str, str], name: str) ->
         raise ValueError(f"named JSON: no marker opens each call ({begin!r} before the name)")
     if gap.strip() or any(c in part for part in spelled for c in '{}"') or not mid.strip():
         raise ValueError(f"named JSON: the name and its arguments are not told apart by a marker ({mid!r})")
-    if bool(section[0]) != bool(section[1]) or any(c.isspace() for c in section[0] + section[1]):
+    if bool(section[0]) != bool(section[1]) or any(part and _pieces(part) != [part] for part in section):
         raise ValueError(f"named JSON: the calls' section is not one marker on each side {section}")
+    if mid.strip()[0].isalnum() and not mid[0].isspace():
+        raise ValueError(f"named JSON: nothing ends the name before the separator {mid.strip()!r}")
     spec = NamedJson(
         name,
         f"{section[0]}{begin}{prefix}f{counter}{id_marker}{mid}{{..}}{tail}{end}{section[1]}, from a chat template",
@@ -672,3 +673,16 @@ def _marked_json(one: str, two: str | None, think: tuple[str, str], name: str) -
         models="a model with this chat template",
     )
     return spec.format(__name__)
+
+
+_FAMILIES: dict[str, Callable[[str, str | None, tuple[str, str], str], Format]] = {
+    "JSON in markers": _json_blocks,
+    "JSON after a marker": _marked_json,
+    "named JSON": _named_json,
+    "Qwen3-Coder XML": _qwen_functions,
+    "keys and values": _key_values,
+    "invokes": _invokes,
+    "flagged invokes": _flagged_invokes,
+    "Python calls": _pythonic,
+}
+"""The readings tried, in order, each under the name its refusals carry."""

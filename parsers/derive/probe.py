@@ -3,9 +3,15 @@ back as those calls, fed whole and character by character alike."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..formats.spec import Call, Format
+
+_TURN_END = re.compile(r"(?:\s*(?:<[^<>\s]+>|\[[^\[\]\s]+\]))+")
+"""Tokens that end the turn after the calls (`<|END_OF_TURN_TOKEN|>`, and the next turn's opening
+some templates write), which a template's turn may keep: the one text a derived format may leave,
+after the last call."""
 
 PROBE_CALLS: list[Call] = [("get_weather", {"city": "Paris", "days": 3}), ("search_web", {"query": "cats"})]
 PROBE_TOOLS = [
@@ -28,9 +34,10 @@ PROBE_TOOLS = [
 
 def check_reads_back(fmt: Format, source: str, turns: list[tuple[str, list[Any]]] | None = None) -> None:
     """The derived format reads `turns` (the writer's own spelling of the probe calls by default)
-    back as their calls, fed whole and character by character alike; ValueError naming `source`
-    otherwise."""
-    from ..core.events import build_result, merge_text
+    back as their calls, fed whole and character by character alike, with no text from the first
+    call on but tokens ending the turn (what follows the first call is the template's markup,
+    which a format that leaves some as text misreads); ValueError naming `source` otherwise."""
+    from ..core.events import CallStart, Text, build_result, merge_text
 
     for text, calls in turns or [(fmt.write(PROBE_CALLS), PROBE_CALLS)]:
         readings = []
@@ -43,6 +50,11 @@ def check_reads_back(fmt: Format, source: str, turns: list[tuple[str, list[Any]]
         read = [(call.name, call.arguments) for call in build_result(readings[0]).calls]
         if read != calls or readings[0] != readings[1]:
             raise ValueError(f"the format derived from the {source} does not read {text!r} back as {calls}")
+        first = next(i for i, event in enumerate(readings[0]) if isinstance(event, CallStart))
+        after = readings[0][first:]
+        left = "".join(event.text for event in after if isinstance(event, Text)).strip()
+        if left and not (isinstance(after[-1], Text) and after[-1].text.strip() == left and _TURN_END.fullmatch(left)):
+            raise ValueError(f"the format derived from the {source} leaves {left!r} of {text!r} as text")
 
 
 def check_think_markers(fmt: Format, source: str) -> None:

@@ -254,21 +254,29 @@ CallTags = Callable[[ConstraintRequest, list[str]], list[Element]]
 """A format's tags for calls to the named tools, one each."""
 
 
-def _section(request: ConstraintRequest, calls: list[Element], begin: str, end: str | Sequence[str]) -> Element:
-    return tag(begin, repeated(request, calls), end)
+def _section(
+    request: ConstraintRequest, calls: list[Element], begin: str, end: str | Sequence[str], between: str = ""
+) -> Element:
+    return tag(begin, repeated(request, calls, between), end)
 
 
 def required_sections(
-    request: ConstraintRequest, call_tags: CallTags, begin: str, end: str | Sequence[str]
+    request: ConstraintRequest, call_tags: CallTags, begin: str, end: str | Sequence[str], between: str = ""
 ) -> dict[str, Any]:
-    """One section of one or more calls (at most one if `single`)."""
-    return structural(_section(request, call_tags(request, request.names), begin, end))
+    """One section of one or more calls (at most one if `single`), `between` written between two."""
+    return structural(_section(request, call_tags(request, request.names), begin, end, between))
 
 
 def auto_sections(
-    request: ConstraintRequest, call_tags: CallTags, begins: Sequence[str], end: str | Sequence[str], call_begin: str
+    request: ConstraintRequest,
+    call_tags: CallTags,
+    begins: Sequence[str],
+    end: str | Sequence[str],
+    call_begin: str,
+    between: str = "",
 ) -> dict[str, Any]:
     """Strict `auto`: free text, where whatever the parser reads as a call opener (a section's begin,
     in each spelling, or a call's begin with no section around it) opens calls to declared tools."""
     calls = call_tags(request, list(request.schemas))
-    return triggered(request, [*begins, call_begin], [*(_section(request, calls, b, end) for b in begins), *calls])
+    sections = [_section(request, calls, b, end, between) for b in begins]
+    return triggered(request, [*begins, call_begin], [*sections, *calls])

@@ -11,8 +11,8 @@ Grammar, as this machine reads it (the family's, `token_sections.SectionStream`,
     section := SECTION_BEGIN ws (call ws | SECTION_BEGIN ws)* [SECTION_END]   # where there are sections
     call    := CALL_BEGIN ws [PREFIX] NAME ws [COUNTER DIGITS ws] [ID_MARKER ws ID ws] SEP ws args ws [TAIL] [CALL_END]
     args    := a JSON object, or a JSON string holding one, or null   # none at all: {} (where a marker follows)
-    NAME    := [^\\s S]{1,max_name}     S: the first character of what follows a name (COUNTER, ID_MARKER, SEP)
-    ID      := [^\\s S]{1,max_name}     S: SEP's first character       DIGITS := [0-9]{1,9}
+    NAME    := [^\\s S]{1,max_name}     S: each marker's first character that is no word character
+    ID      := [^\\s S]{1,max_name}     DIGITS := [0-9]{1,9}
 
 What the section machine gives every format of it holds here too: a call without a section is read
 the same; once the JSON value is complete the call stands, and TAIL and CALL_END may be missing; a
@@ -57,8 +57,8 @@ class NamedJsonStream(SectionStream):
     def __init__(self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: Any = None) -> None:
         super().__init__(tools, id_factory, think_markers=think_markers)
         follows = [m for m in (self.counter, self.id_marker, self.separator) if m]
-        self._name_chars = re.compile(f"[^\\s{re.escape(''.join(m[0] for m in follows))}]*")
-        self._id_chars = re.compile(f"[^\\s{re.escape(self.separator[0])}]*")
+        markers = (*self.section_begins, *self.section_ends, self.call_begin, self.call_end, self.tail, *follows)
+        self._name_chars = self._id_chars = re.compile(f"[^\\s{re.escape(name_stops(markers))}]*")
         self._after_name = tuple(follows)
         self._openers = (self.call_begin, *self.section_begins)
         self._opener_starts = {m[0] for m in self._openers}
@@ -210,6 +210,12 @@ class NamedJsonStream(SectionStream):
 _DIGIT_RUN = re.compile("[0-9]*")
 
 
+def name_stops(markers: Sequence[str]) -> str:
+    """The characters that end a name or an id: the first of each marker that is no word character
+    (a marker that starts with a letter, after whitespace, is told apart by that whitespace)."""
+    return "".join(sorted({m[0] for m in markers if m and not (m[0].isalnum() or m[0] == "_")}))
+
+
 @dataclass(frozen=True)
 class NamedJson:
     """One format of the family, as data. Markers as the template writes them, whitespace
@@ -281,7 +287,9 @@ class NamedJson:
 
     def writes_name(self, name: str) -> bool:
         """A name reads back where it holds no whitespace and none of the characters that end it."""
-        stops = {m.strip()[0] for m in (self.counter, self.id_marker, self.separator) if m.strip()}
+        begin, end = self.section or ("", "")
+        spelled = (begin, end, self.call_begin, self.call_end, self.tail, self.counter, self.id_marker, self.separator)
+        stops = name_stops([m.strip() for m in spelled])
         return bool(name) and not any(c.isspace() or c in stops for c in name)
 
     def call_tags(self, request: ConstraintRequest, names: list[str]) -> list[Element]:
@@ -308,12 +316,12 @@ class NamedJson:
 
         def required(request: ConstraintRequest) -> dict[str, Any]:
             if self.section:
-                return required_sections(request, self.call_tags, begin, end)
+                return required_sections(request, self.call_tags, begin, end, self.between)
             return structural(repeated(request, self.call_tags(request, request.names), self.between))
 
         def auto(request: ConstraintRequest) -> dict[str, Any]:
             if self.section:
-                return auto_sections(request, self.call_tags, [begin], end, self.call_begin)
+                return auto_sections(request, self.call_tags, [begin], end, self.call_begin, self.between)
             return triggered(request, [self.call_begin], self.call_tags(request, list(request.schemas)))
 
         return required, auto
