@@ -57,8 +57,8 @@ def renames(fmt: Format, template: str) -> dict[str, str]:
     for marker in sorted(markers, key=len, reverse=True):
         stem = marker[:-1] if marker.endswith(">") and len(marker) > 2 else marker
         word = re.search(r"[A-Za-z]\w*", stem)
-        if word is None:
-            out[stem] = f"@@{len(out)}@@"
+        if word is None:  # a marker of no word (`<|"|>`): a tag stays a tag, its first character kept
+            out[stem] = stem[0] + f"@@{len(out)}@@" + stem[1:] if stem[:1] in "<[" else f"@@{len(out)}@@"
             continue
         new = words.setdefault(word.group(), f"zq{len(words)}{word.group()}")
         out[stem] = stem[: word.start()] + new + stem[word.end() :]

@@ -366,12 +366,13 @@ DERIVED_FROM_CHAT = {
         "olmo3_pythonic",
         "apertus_json",
         "cohere_json",
+        "gemma_calls",
     )
 }
 """Test names of formats derived from our chat templates of one format per family that
 `from_chat_template` reads (JSON in markers, keys and values alone, in a block, and with a name
 separator, invokes, flagged invokes, named JSON in sections and, Mistral's, without them, Python call lists
-and calls a line each, JSON keyed by name or by the template's keys after a marker), every
+and calls a line each, JSON keyed by name or by the template's keys after a marker, calls as literals), every
 marker the template writes whole renamed (`hunyuan_xml`'s assembles its tags, so they stay)."""
 
 DERIVED = [*DERIVED_FROM_RESPONSE, *DERIVED_FROM_CHAT]

@@ -391,7 +391,14 @@ def _cohere(text: str) -> bool:
     return '"tool_name"' in text and '"name"' not in text and "<|START_THINKING|>" not in text
 
 
+def _gemma4(text: str) -> bool:
+    return "<|tool_call>" in text and not re.search(r"<start_function_call>|<\|channel>|<\|tool_response>", text)
+
+
 OWN_SPELLING = {
+    "google-gemma-4-31B-it": ("gemma_calls", "LiteralCalls", _gemma4),
+    "google-gemma-4-31B-it-interleaved": ("gemma_calls", "LiteralCalls", _gemma4),
+    "ours: gemma_calls": ("gemma_calls", "LiteralCalls", _gemma4),
     "Cohere2MoE": ("cohere_json", "MarkedJsonFormat", _cohere),
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use": ("cohere_json", "MarkedJsonFormat", _cohere),
     "ours: cohere_json": ("cohere_json", "MarkedJsonFormat", _cohere),
@@ -422,7 +429,8 @@ no tool and calls in an unclosed think block, Mistral's JSON lists and either th
 template renders one at most: Ministral 3's `[THINK]`, tested on its own), IFM's type tags,
 LFM2's Python spelling (sets, leading zeros, quotes inside quotes), GigaChat 3's role header and
 its message separator after a call (GigaChat 3.1's template writes a turn's first call alone),
-a call drafted in Apertus's reasoning (`<|inner_prefix|>`, which its template does not render),
+Gemma 4's `<|channel>` reasoning and `<|tool_response>` (which the interleaved template does not
+write after calls) and FunctionGemma's tokens, a call drafted in Apertus's reasoning (`<|inner_prefix|>`, which its template does not render),
 Cohere's objects in the `name` / `arguments` spelling (SGLang's), objects with both names, and a
 call drafted in reasoning (which ours and command-r7b's templates do not render).
 Our `hunyuan_xml` template assembles its tags from a suffix (`'<tool_calls' ~ S ~ '>'`), which a

@@ -464,8 +464,6 @@ class GemmaArguments:
 # Numbers bounded as `formats.constraints.finite_number` bounds a raw one (a finite float, shorter than
 # the scalar bound): the parser reads back every number the constraint admits.
 _BASE = r"""
-str ::= "<|\"|>" strchar* "<|\"|>"
-strchar ::= [^<] | "<" [^|]
 int ::= "-"? [0-9]{1,300}
 num ::= int ("." [0-9]{1,150})? | "-"? [0-9]{1,17} ("." [0-9]{1,17})? [eE] [+-]? ([0-9]{1,2} | [12] [0-9] [0-9])
 bool ::= "true" | "false"
@@ -477,19 +475,40 @@ anylist ::= "[" (any ("," any)*)? "]"
 """
 
 
+def _class_char(c: str) -> str:
+    """`c` inside an EBNF character class."""
+    return c if c.isalnum() else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+
+
 class ArgumentsGrammar:
     """EBNF for arguments held to a schema, in Gemma 4's syntax as its template writes them (keys
     in sorted order, strings between delimiters holding no `<|`); `literal` writes a constant,
     `key` a declared key (as the writer does: bare where it reads back bare)."""
 
-    def __init__(self, literal: Callable[[Any], str], key: Callable[[str], str]) -> None:
+    def __init__(
+        self, literal: Callable[[Any], str], key: Callable[[str], str], delimiter: str = '<|"|>', opener: str = ""
+    ) -> None:
         self.rules: list[str] = []
         self._literal = literal
         self._key = key
+        self._delimiter = delimiter
+        self._opener = opener
 
     def text(self, root: str) -> str:
-        """The grammar: `root` (a rule's body) first, then the rules it uses."""
-        return f"root ::= {root}\n" + "\n".join(self.rules) + _BASE
+        """The grammar: `root` (a rule's body) first, then the rules it uses; a string between two
+        delimiters holds neither the delimiter's first two characters nor the opener's (Gemma 4's
+        both: no `<|`), so it can neither end early nor hold what the reader takes for the next
+        call."""
+        d = self._delimiter
+        prefixes = {m[:2] for m in (d, self._opener) if m}
+        firsts = sorted({p[0] for p in prefixes})
+        strchar = [f"[^{''.join(map(_class_char, firsts))}]"]
+        for c in firsts:
+            seconds = sorted({p[1] for p in prefixes if p[0] == c and len(p) > 1})
+            if seconds:  # `c` where no marker goes on with what follows it
+                strchar.append(f"{ebnf_text(c)} [^{''.join(map(_class_char, seconds))}]")
+        strings = f"str ::= {ebnf_text(d)} strchar* {ebnf_text(d)}\nstrchar ::= {' | '.join(strchar)}"
+        return f"root ::= {root}\n" + "\n".join(self.rules) + "\n" + strings + _BASE
 
     def rule(self, body: str) -> str:
         name = f"r{len(self.rules)}"

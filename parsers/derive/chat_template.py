@@ -25,6 +25,8 @@ the tags around its name, each parameter's key and value. Those markers fill a f
 - `OPEN [NAME(KEY=VALUE, ..), ..] CLOSE`, or one `NAME(..)` per line between the tags, values
   Python literals: Python call lists (`lfm2_pythonic`'s and `olmo3_pythonic`'s family), with the
   tags (a list without a tag around it is refused);
+- `OPEN WORD NAME{KEY:VALUE,..} CLOSE`, strings between a delimiter: calls as literals
+  (`gemma_calls`'s family), with the opener, the word, the delimiter and the closer;
 - `IOPEN name="NAME">` then one `POPEN name="KEY" string="true|false">VALUE PCLOSE` per argument
   (a string raw, anything else JSON), then `ICLOSE`, inside a block: flagged invokes (DeepSeek
   DSML's grammar in one dialect), with all six tags.
@@ -42,11 +44,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..core.gemma_literals import Dialect
 from ..core.json_calls import NAME_AS_KEY, CallShape
 from ..formats.families.flagged_invokes import FlaggedInvokes, flagged_dialect
 from ..formats.families.invokes import Invokes
 from ..formats.families.json_blocks import JsonBlockFormat, JsonBlockTags
 from ..formats.families.key_values import KeyValueFormat, KeyValueTags
+from ..formats.families.literal_calls import LiteralCalls
 from ..formats.families.marked_json import NAME_AS_KEY_SPELLING, MarkedJsonFormat, keyed_spelling
 from ..formats.families.named_json import NamedJson
 from ..formats.families.pythonic import PythonicFormat
@@ -675,6 +679,40 @@ def _marked_json(one: str, two: str | None, think: tuple[str, str], name: str) -
     return spec.format(__name__)
 
 
+def _literal_calls(one: str, two: str | None, think: tuple[str, str], name: str) -> Format:
+    """`OPEN WORD NAME{KEY:D STRING D,KEY:NUMBER} CLOSE` (Gemma 4's `<|tool_call>call:NAME{..}`);
+    the tokens the template writes after a turn's calls are dropped where they stand."""
+    call_name, arguments = CALL_A
+    at = one.find(call_name + "{")
+    (key, value), (number_key, number) = arguments.items()
+    head = one.find(f"{{{key}:", at)
+    opened = _pieces(one[:at])
+    marks = [i for i, piece in enumerate(opened) if _is_marker(piece)]
+    if at < 0 or head < 0 or not marks or not isinstance(value, str):
+        raise ValueError("calls as literals: the call is not written as OPEN WORD NAME{KEY:VALUE,..}")
+    opener, word = opened[marks[-1]], "".join(opened[marks[-1] + 1 :])
+    delimited = one[head + len(key) + 2 :]
+    delim = delimited[: delimited.find(value)] if value in delimited else ""
+    body = f"{{{key}:{delim}{value}{delim},{number_key}:{number}}}"
+    if not word.strip() or not delim or not one.startswith(body, at + len(call_name)):
+        raise ValueError(
+            f"calls as literals: the arguments are not written as {{KEY:D STRING D,KEY:NUMBER}} ({delim!r})"
+        )
+    rest = _pieces(one[at + len(call_name) + len(body) :])
+    if not rest or not _is_marker(rest[0]) or not all(_is_marker(p) or p.isspace() for p in rest):
+        raise ValueError("calls as literals: no closing token after the arguments")
+    spec = LiteralCalls(
+        name,
+        f"{opener}{word}f{{k:{delim}v{delim}}}{rest[0]}, from a chat template",
+        (Dialect(delim, rest[0], opener=opener),),
+        call_word=word,
+        dropped=tuple(p for p in rest[1:] if not p.isspace()),
+        think=think,
+        models="a model with this chat template",
+    )
+    return spec.format(__name__)
+
+
 _FAMILIES: dict[str, Callable[[str, str | None, tuple[str, str], str], Format]] = {
     "JSON in markers": _json_blocks,
     "JSON after a marker": _marked_json,
@@ -684,5 +722,6 @@ _FAMILIES: dict[str, Callable[[str, str | None, tuple[str, str], str], Format]] 
     "invokes": _invokes,
     "flagged invokes": _flagged_invokes,
     "Python calls": _pythonic,
+    "calls as literals": _literal_calls,
 }
 """The readings tried, in order, each under the name its refusals carry."""
