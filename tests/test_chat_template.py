@@ -392,7 +392,7 @@ def _cohere(text: str) -> bool:
 
 
 def _gemma4(text: str) -> bool:
-    return "<|tool_call>" in text and not re.search(r"<start_function_call>|<\|channel>|<\|tool_response>", text)
+    return "<|tool_call>" in text and not re.search(r"<start_function_call>|<\|tool_response>", text)
 
 
 OWN_SPELLING = {
@@ -429,8 +429,8 @@ no tool and calls in an unclosed think block, Mistral's JSON lists and either th
 template renders one at most: Ministral 3's `[THINK]`, tested on its own), IFM's type tags,
 LFM2's Python spelling (sets, leading zeros, quotes inside quotes), GigaChat 3's role header and
 its message separator after a call (GigaChat 3.1's template writes a turn's first call alone),
-Gemma 4's `<|channel>` reasoning and `<|tool_response>` (which the interleaved template does not
-write after calls) and FunctionGemma's tokens, a call drafted in Apertus's reasoning (`<|inner_prefix|>`, which its template does not render),
+Gemma 4's `<|tool_response>` (which the interleaved template does not write after calls) and
+FunctionGemma's tokens, a call drafted in Apertus's reasoning (`<|inner_prefix|>`, which its template does not render),
 Cohere's objects in the `name` / `arguments` spelling (SGLang's), objects with both names, and a
 call drafted in reasoning (which ours and command-r7b's templates do not render).
 Our `hunyuan_xml` template assembles its tags from a suffix (`'<tool_calls' ~ S ~ '>'`), which a
@@ -630,3 +630,42 @@ def test_a_constant_after_the_name_is_no_counter():
     constant = SECTIONED.replace("}}<|args|>", "}}#0<|args|>")
     fmt = from_chat_template(PROBE_TEMPLATE.replace("CALLS", constant))
     assert (fmt.spec.counter, fmt.spec.separator, fmt.own_ids) == ("", "#0<|args|>", False)
+
+
+def test_gemma_4s_think_pair_comes_from_its_calling_turns(model_template):
+    """Gemma 4's template renders reasoning only in a turn with calls, as `<|channel>thought\n..
+    <channel|>`: the derived pair is its channel's, so a call drafted there is reasoning, as
+    `gemma_calls` reads it (an outside review found `<think>` derived)."""
+    fmt = from_chat_template(model_template("google-gemma-4-31B-it"))
+    assert fmt.think_pairs == (("<|channel>", "<channel|>"),)
+    text = '<|channel>thought\nMaybe <|tool_call>call:get_weather{city:<|"|>x<|"|>}<tool_call|>?<channel|>Done.'
+    assert parse(fmt, text).calls == [] and parse("gemma_calls", text).calls == []
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        '<C>call:{{ tc.function.name }}{city:"{{ tc.function.arguments.city }}",days:3}</C>',  # a quote
+        "[C]call:{{ tc.function.name }}{city:<Q>{{ tc.function.arguments.city }}<Q>,days:3}[/C]",  # brackets
+    ],
+)
+def test_literal_calls_need_tags_the_reader_meets(calls):
+    """The literal reader meets markers at `<`: a delimiter that is a quote, or an opener that is
+    a bracket, would read as JSON quoting or a list (an outside review), so it is refused."""
+    with pytest.raises(ValueError, match="calls as literals: a marker that is no"):
+        from_chat_template(PROBE_TEMPLATE.replace("CALLS", calls))
+
+
+def test_a_string_in_gemmas_grammar_cannot_hide_a_delimiter_after_a_lone_open_angle():
+    """`<<|"|>` in a string: the second `<` began the delimiter, which the grammar let through
+    behind the first (an outside review); now a string holds no run of `<` before `|`, and `<<EOF`
+    is still data."""
+    from helpers import grammar_accepts, tag_grammar
+    from toolcall_parsers.formats.spec import ConstraintRequest
+
+    schema = {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}
+    grammar = tag_grammar(FORMATS["gemma_calls"].constraint(ConstraintRequest({"get_weather": schema})))
+    for good in ("a < b", "cat <<EOF"):
+        assert grammar_accepts(grammar, f'<|tool_call>call:get_weather{{location:<|"|>{good}<|"|>}}<tool_call|>')
+    for hidden in ('<|"|>a<<|"|>}<|"|>', '<|"|>a<<tool_call|>b<<|tool_call>call:x{<|"|>'):
+        assert not grammar_accepts(grammar, f"<|tool_call>call:get_weather{{location:{hidden}}}<tool_call|>")

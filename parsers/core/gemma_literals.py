@@ -497,16 +497,17 @@ class ArgumentsGrammar:
     def text(self, root: str) -> str:
         """The grammar: `root` (a rule's body) first, then the rules it uses; a string between two
         delimiters holds neither the delimiter's first two characters nor the opener's (Gemma 4's
-        both: no `<|`), so it can neither end early nor hold what the reader takes for the next
-        call."""
+        both: no `<|`, also after a run of `<`), so it can neither end early nor hold what the
+        reader takes for the next call."""
         d = self._delimiter
         prefixes = {m[:2] for m in (d, self._opener) if m}
         firsts = sorted({p[0] for p in prefixes})
         strchar = [f"[^{''.join(map(_class_char, firsts))}]"]
         for c in firsts:
-            seconds = sorted({p[1] for p in prefixes if p[0] == c and len(p) > 1})
-            if seconds:  # `c` where no marker goes on with what follows it
-                strchar.append(f"{ebnf_text(c)} [^{''.join(map(_class_char, seconds))}]")
+            seconds = sorted({p[1] for p in prefixes if p[0] == c and len(p) > 1} | set(firsts))
+            if len(seconds) > len(firsts) or c not in firsts:  # a run of `c` where no marker goes on with
+                # what follows it (`<<|` would hide `<|`; `<<EOF` is data)
+                strchar.append(f"{ebnf_text(c)}+ [^{''.join(map(_class_char, seconds))}]")
         strings = f"str ::= {ebnf_text(d)} strchar* {ebnf_text(d)}\nstrchar ::= {' | '.join(strchar)}"
         return f"root ::= {root}\n" + "\n".join(self.rules) + "\n" + strings + _BASE
 

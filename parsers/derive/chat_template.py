@@ -151,10 +151,15 @@ def _think_pair(render: Render) -> tuple[str, str]:
         "role": "assistant",
         "content": [{"type": "thinking", "thinking": THOUGHT}, {"type": "text", "text": "Sunny."}],
     }
+    calling = _messages([CALL_A], False, None)[1]  # reasoning some templates render only with calls (Gemma 4's)
     without = with_thought = ""
-    for thought in ({**plain, "reasoning_content": THOUGHT, "reasoning": THOUGHT}, blocks):
+    for bare, thought in (
+        (plain, {**plain, "reasoning_content": THOUGHT, "reasoning": THOUGHT}),
+        (plain, blocks),
+        (calling, {**calling, "reasoning_content": THOUGHT, "reasoning": THOUGHT}),
+    ):
         try:
-            without = render([{"role": "user", "content": USER}, plain], add_generation_prompt=False)
+            without = render([{"role": "user", "content": USER}, bare], add_generation_prompt=False)
             with_thought = render([{"role": "user", "content": USER}, thought], add_generation_prompt=False)
         except Exception:
             continue
@@ -177,7 +182,7 @@ def _think_pair(render: Render) -> tuple[str, str]:
     return (opener, closer)
 
 
-_TAG_AT_END = re.compile(r"(<[^<>\n]+>|\[[^\[\]\s]+\])\s*\Z")
+_TAG_AT_END = re.compile(r"(<[^<>\n]+>|\[[^\[\]\s]+\])[A-Za-z]*\s*\Z")  # a label may follow (Gemma's `thought`)
 _TAG_AT_START = re.compile(r"\s*(<[^<>\n]+>|\[[^\[\]\s]+\])")
 
 
@@ -690,6 +695,8 @@ def _literal_calls(one: str, two: str | None, think: tuple[str, str], name: str)
     marks = [i for i, piece in enumerate(opened) if _is_marker(piece)]
     if at < 0 or head < 0 or not marks or not isinstance(value, str):
         raise ValueError("calls as literals: the call is not written as OPEN WORD NAME{KEY:VALUE,..}")
+    # the literal reader meets markers at `<` alone: a delimiter, opener or closer spelled otherwise
+    # would read as a quote or a bracket
     opener, word = opened[marks[-1]], "".join(opened[marks[-1] + 1 :])
     delimited = one[head + len(key) + 2 :]
     delim = delimited[: delimited.find(value)] if value in delimited else ""
@@ -701,6 +708,8 @@ def _literal_calls(one: str, two: str | None, think: tuple[str, str], name: str)
     rest = _pieces(one[at + len(call_name) + len(body) :])
     if not rest or not _is_marker(rest[0]) or not all(_is_marker(p) or p.isspace() for p in rest):
         raise ValueError("calls as literals: no closing token after the arguments")
+    if not all(_is_marker(m) and m.startswith("<") for m in (opener, delim, rest[0])):
+        raise ValueError(f"calls as literals: a marker that is no `<..>` tag ({opener!r}, {delim!r}, {rest[0]!r})")
     spec = LiteralCalls(
         name,
         f"{opener}{word}f{{k:{delim}v{delim}}}{rest[0]}, from a chat template",
