@@ -482,8 +482,9 @@ def _class_char(c: str) -> str:
 
 class ArgumentsGrammar:
     """EBNF for arguments held to a schema, in Gemma 4's syntax as its template writes them (keys
-    in sorted order, strings between delimiters holding no `<|`); `literal` writes a constant,
-    `key` a declared key (as the writer does: bare where it reads back bare)."""
+    in sorted order, strings between `delimiter`s holding neither it nor `opener`, see `text`);
+    `literal` writes a constant, `key` a declared key (as the writer does: bare where it reads back
+    bare)."""
 
     def __init__(
         self, literal: Callable[[Any], str], key: Callable[[str], str], delimiter: str = '<|"|>', opener: str = ""
@@ -500,14 +501,13 @@ class ArgumentsGrammar:
         both: no `<|`, also after a run of `<`), so it can neither end early nor hold what the
         reader takes for the next call."""
         d = self._delimiter
-        prefixes = {m[:2] for m in (d, self._opener) if m}
-        firsts = sorted({p[0] for p in prefixes})
-        strchar = [f"[^{''.join(map(_class_char, firsts))}]"]
-        for c in firsts:
-            seconds = sorted({p[1] for p in prefixes if p[0] == c and len(p) > 1} | set(firsts))
-            if len(seconds) > len(firsts) or c not in firsts:  # a run of `c` where no marker goes on with
-                # what follows it (`<<|` would hide `<|`; `<<EOF` is data)
-                strchar.append(f"{ebnf_text(c)}+ [^{''.join(map(_class_char, seconds))}]")
+        markers = [m for m in (d, self._opener) if m]
+        firsts = {m[0] for m in markers}
+        strchar = [f"[^{''.join(map(_class_char, sorted(firsts)))}]"]
+        for c in sorted(firsts):
+            seconds = {m[1] for m in markers if m[0] == c and len(m) > 1}
+            if seconds - firsts:  # a run of `c`, then what goes on no marker (`<<|` would hide `<|`; `<<EOF` is data)
+                strchar.append(f"{ebnf_text(c)}+ [^{''.join(map(_class_char, sorted(seconds | firsts)))}]")
         strings = f"str ::= {ebnf_text(d)} strchar* {ebnf_text(d)}\nstrchar ::= {' | '.join(strchar)}"
         return f"root ::= {root}\n" + "\n".join(self.rules) + "\n" + strings + _BASE
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..core.gemma_literals import Dialect
@@ -211,21 +211,28 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
-def _call_object(text: str, call: Call) -> tuple[int, int, str]:
-    """Where `call`'s JSON object stands in `text` and its arguments' key: (start, end, key)."""
+def _json_objects(text: str, start: int = 0) -> Iterator[tuple[int, int, Any]]:
+    """Each JSON value that begins at a `{` of `text` from `start`: (where it starts, ends, value)."""
     decoder = json.JSONDecoder()
-    name, arguments = call
-    at = text.find("{")
+    at = text.find("{", start)
     while at >= 0:
         try:
             value, end = decoder.raw_decode(text, at)
         except ValueError:
-            value, end = None, at + 1
+            pass
+        else:
+            yield at, end, value
+        at = text.find("{", at + 1)
+
+
+def _call_object(text: str, call: Call) -> tuple[int, int, str]:
+    """Where `call`'s JSON object stands in `text` and its arguments' key: (start, end, key)."""
+    name, arguments = call
+    for at, end, value in _json_objects(text):
         if isinstance(value, dict) and value.get("name") == name:
             for key, held in value.items():
                 if key != "name" and held in (arguments, json.dumps(arguments)):
                     return at, end, key
-        at = text.find("{", at + 1)
     raise ValueError(f"JSON in markers: no JSON object names {name} with its arguments")
 
 
@@ -496,18 +503,23 @@ def _is_marker(piece: str) -> bool:
     return len(piece) > 2 and piece[0] + piece[-1] in ("<>", "[]")
 
 
+def _marker_ending(text: str) -> str:
+    """The marker `text` ends with (whitespace aside), or "" where it ends otherwise."""
+    pieces = _pieces(text.rstrip())
+    return pieces[-1] if pieces and _is_marker(pieces[-1]) else ""
+
+
+def _marker_starting(text: str) -> str:
+    """The marker `text` starts with (whitespace aside), or "" where it starts otherwise."""
+    pieces = _pieces(text.lstrip())
+    return pieces[0] if pieces and _is_marker(pieces[0]) else ""
+
+
 def _arguments_at(text: str, arguments: dict[str, Any], start: int = 0) -> tuple[int, int]:
     """Where the JSON object equal to `arguments` stands in `text`, from `start`."""
-    decoder = json.JSONDecoder()
-    at = text.find("{", start)
-    while at >= 0:
-        try:
-            value, end = decoder.raw_decode(text, at)
-        except ValueError:
-            value, end = None, at + 1
+    for at, end, value in _json_objects(text, start):
         if value == arguments:
             return at, end
-        at = text.find("{", at + 1)
     raise ValueError("the call's arguments are not written as a JSON object")
 
 
@@ -607,9 +619,7 @@ def _pythonic(one: str, two: str | None, think: tuple[str, str], name: str) -> F
     listed = before.endswith("[") and after.startswith("]")
     if listed:
         before, after = before[:-1].rstrip(), after[1:].lstrip()
-    opened, closing = _pieces(before), _pieces(after)
-    opener = opened[-1] if opened and _is_marker(opened[-1]) else ""
-    closer = closing[0] if closing and _is_marker(closing[0]) else ""
+    opener, closer = _marker_ending(before), _marker_starting(after)
     if not opener:
         raise ValueError("Python calls: no tag stands before the calls (a bare list is refused)")
     one_per_line = False
@@ -634,14 +644,8 @@ def _pythonic(one: str, two: str | None, think: tuple[str, str], name: str) -> F
 def _listed_object(text: str, call: Call) -> tuple[int, int, tuple[str, str] | None]:
     """Where `call`'s JSON object stands in `text`, and its name and arguments keys (None: the
     object's one key is the name)."""
-    decoder = json.JSONDecoder()
     name, arguments = call
-    at = text.find("{")
-    while at >= 0:
-        try:
-            value, end = decoder.raw_decode(text, at)
-        except ValueError:
-            value, end = None, at + 1
+    for at, end, value in _json_objects(text):
         if value == {name: arguments}:
             return at, end, None
         if isinstance(value, dict):
@@ -649,7 +653,6 @@ def _listed_object(text: str, call: Call) -> tuple[int, int, tuple[str, str] | N
             held = [k for k, v in value.items() if v == arguments]
             if len(names) == 1 and len(held) == 1:
                 return at, end, (names[0], held[0])
-        at = text.find("{", at + 1)
     raise ValueError("JSON after a marker: no JSON object in a list holds the call")
 
 
@@ -661,9 +664,7 @@ def _marked_json(one: str, two: str | None, think: tuple[str, str], name: str) -
     before, after = one[:at].rstrip(), one[end:].lstrip()
     if not (before.endswith("[") and after.startswith("]")):
         raise ValueError("JSON after a marker: the call object is not in a JSON list")
-    opened, closing = _pieces(before[:-1].rstrip()), _pieces(after[1:].lstrip())
-    start = opened[-1] if opened and _is_marker(opened[-1]) else ""
-    close = closing[0] if closing and _is_marker(closing[0]) else ""
+    start, close = _marker_ending(before[:-1]), _marker_starting(after[1:])
     if not start:
         raise ValueError("JSON after a marker: no marker stands before the list")
     if keys is None:

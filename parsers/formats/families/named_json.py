@@ -53,13 +53,14 @@ class NamedJsonStream(SectionStream):
     id_marker = ""
     separator = ""
     tail = ""
+    follows: tuple[str, ...] = ()
+    """What may follow a name, each once: the counter, the id's marker, the separator."""
+    name_chars: re.Pattern[str] = re.compile(r"\S*")
+    """A name's or an id's characters: none of whitespace and `NamedJson.stops`."""
 
     def __init__(self, tools: Any = None, id_factory: IdFactory | None = None, *, think_markers: Any = None) -> None:
         super().__init__(tools, id_factory, think_markers=think_markers)
-        follows = [m for m in (self.counter, self.id_marker, self.separator) if m]
-        markers = (*self.section_begins, *self.section_ends, self.call_begin, self.call_end, self.tail, *follows)
-        self._name_chars = self._id_chars = re.compile(f"[^\\s{re.escape(name_stops(markers))}]*")
-        self._after_name = tuple(follows)
+        self._after_name = self.follows
         self._openers = (self.call_begin, *self.section_begins)
         self._opener_starts = {m[0] for m in self._openers}
         self._ids = ResponseIds(self._id_factory, lambda name, n: f"call_{n}")
@@ -112,7 +113,7 @@ class NamedJsonStream(SectionStream):
 
     def _scan_name(self, text: str, pos: int) -> int | None:
         too_long = "the tool name is too long (TOOLCALL_PARSERS_MAX_NAME)"
-        end = self._read_part(text, pos, self._name_chars, self.limits.max_name, too_long)
+        end = self._read_part(text, pos, self.name_chars, self.limits.max_name, too_long)
         if end < len(text):
             if not self._part_len:
                 raise NotACall("the call names no tool", pos)
@@ -157,7 +158,7 @@ class NamedJsonStream(SectionStream):
         if not self._part_len and (at := self._markup_ws(text, pos, self._raw)) > pos:
             return at  # whitespace before the id
         too_long = "the call's id is too long (TOOLCALL_PARSERS_MAX_NAME)"
-        end = self._read_part(text, pos, self._id_chars, self.limits.max_name, too_long)
+        end = self._read_part(text, pos, self.name_chars, self.limits.max_name, too_long)
         if end < len(text):
             self._call_id = "".join(self._header)
             self._state = _AFTER_NAME
@@ -177,7 +178,7 @@ class NamedJsonStream(SectionStream):
         return self._ids.make(name, index)
 
     def _reset_call(self) -> None:
-        self._after_name = tuple(m for m in (self.counter, self.id_marker, self.separator) if m)
+        self._after_name = self.follows
 
     # -- the arguments and after them -------------------------------------------------------------
 
@@ -208,12 +209,6 @@ class NamedJsonStream(SectionStream):
 
 
 _DIGIT_RUN = re.compile("[0-9]*")
-
-
-def name_stops(markers: Sequence[str]) -> str:
-    """The characters that end a name or an id: the first of each marker that is no word character
-    (a marker that starts with a letter, after whitespace, is told apart by that whitespace)."""
-    return "".join(sorted({m[0] for m in markers if m and not (m[0].isalnum() or m[0] == "_")}))
 
 
 @dataclass(frozen=True)
@@ -251,6 +246,16 @@ class NamedJson:
         call = (self.call_begin, self.name_prefix, self.id_marker, self.separator, self.tail, self.call_end)
         return tuple(m.strip() for m in (begin, *call, end) if m.strip())
 
+    @property
+    def stops(self) -> str:
+        """The characters that end a name or an id: the first of each marker (but the prefix) that
+        is no word character (a marker that starts with a letter, after whitespace, is told apart
+        by that whitespace)."""
+        begin, end = self.section or ("", "")
+        spelled = (begin, end, self.call_begin, self.call_end, self.tail, self.counter, self.id_marker, self.separator)
+        firsts = {m.strip()[0] for m in spelled if m.strip()}
+        return "".join(sorted(c for c in firsts if not (c.isalnum() or c == "_")))
+
     def stream_class(self, module: str) -> type[NamedJsonStream]:
         """The format's stream class, declared in `module` (where its docs are read)."""
         begin, end = self.section or ("", "")
@@ -269,6 +274,8 @@ class NamedJson:
             id_marker=self.id_marker.strip(),
             separator=self.separator.strip(),
             tail=self.tail.strip(),
+            follows=tuple(m.strip() for m in (self.counter, self.id_marker, self.separator) if m.strip()),
+            name_chars=re.compile(f"[^\\s{re.escape(self.stops)}]*"),
         )
 
     def _header(self, name: str, index: int) -> str:
@@ -287,10 +294,7 @@ class NamedJson:
 
     def writes_name(self, name: str) -> bool:
         """A name reads back where it holds no whitespace and none of the characters that end it."""
-        begin, end = self.section or ("", "")
-        spelled = (begin, end, self.call_begin, self.call_end, self.tail, self.counter, self.id_marker, self.separator)
-        stops = name_stops([m.strip() for m in spelled])
-        return bool(name) and not any(c.isspace() or c in stops for c in name)
+        return bool(name) and not any(c.isspace() or c in self.stops for c in name)
 
     def call_tags(self, request: ConstraintRequest, names: list[str]) -> list[Element]:
         """One tag per tool: its header, the arguments as JSON, the tail and the call's end; a
